@@ -1,0 +1,237 @@
+package fileio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/google/uuid"
+)
+
+// Local is the local-filesystem store.
+type Local struct{}
+
+// NewLocal returns the local-filesystem store.
+func NewLocal() *Local { return &Local{} }
+
+type localReader struct {
+	*os.File
+	size int64
+}
+
+func (r *localReader) Size() int64 { return r.size }
+
+func (Local) Open(ctx context.Context, path string) (Reader, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if st.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("open %s: is a directory", path)
+	}
+	return &localReader{File: f, size: st.Size()}, nil
+}
+
+// tmpName is a hidden sibling of the target so that a crash leaves only a
+// file that orphan cleanup recognises as a temporary and never a
+// half-written file under a real Paimon name.
+func tmpName(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"."+uuid.NewString()+".tmp")
+}
+
+type localWriter struct {
+	f      *os.File
+	target string
+	done   bool
+}
+
+func (w *localWriter) Write(p []byte) (int, error) { return w.f.Write(p) }
+
+func (w *localWriter) Close() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	if err := w.f.Sync(); err != nil {
+		w.f.Close()
+		os.Remove(w.f.Name())
+		return err
+	}
+	if err := w.f.Close(); err != nil {
+		os.Remove(w.f.Name())
+		return err
+	}
+	if err := os.Rename(w.f.Name(), w.target); err != nil {
+		os.Remove(w.f.Name())
+		return err
+	}
+	return nil
+}
+
+func (w *localWriter) Abort() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	w.f.Close()
+	return os.Remove(w.f.Name())
+}
+
+func (Local) Create(ctx context.Context, path string) (Writer, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(tmpName(path), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &localWriter{f: f, target: path}, nil
+}
+
+func (Local) WriteExclusive(ctx context.Context, path string, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := tmpName(path)
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	defer os.Remove(tmp)
+	f, err := os.Open(tmp)
+	if err == nil {
+		err = f.Sync()
+		f.Close()
+	}
+	if err != nil {
+		return err
+	}
+	// link(2) fails if the target exists: an atomic, exclusive publish of a
+	// complete file.
+	if err := os.Link(tmp, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("create %s: %w", path, ErrExist)
+		}
+		return err
+	}
+	return nil
+}
+
+func (Local) List(ctx context.Context, dir string) ([]FileInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	out := make([]FileInfo, 0, len(ents))
+	for _, e := range ents {
+		info, err := e.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // deleted while listing
+			}
+			return nil, err
+		}
+		out = append(out, FileInfo{
+			Path:    filepath.Join(dir, e.Name()),
+			Name:    e.Name(),
+			Size:    info.Size(),
+			ModTime: info.ModTime(),
+			IsDir:   e.IsDir(),
+		})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (Local) Stat(ctx context.Context, path string) (FileInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return FileInfo{}, err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	return FileInfo{Path: path, Name: st.Name(), Size: st.Size(), ModTime: st.ModTime(), IsDir: st.IsDir()}, nil
+}
+
+func (Local) Delete(ctx context.Context, path string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := os.Remove(path)
+	if err != nil && errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+func (Local) DeleteDir(ctx context.Context, path string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if len(ents) > 0 {
+		return nil
+	}
+	err = os.Remove(path)
+	if err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrExist)) {
+		return nil
+	}
+	return err
+}
+
+// For returns the store for a warehouse path: local unless it has a scheme
+// served by another implementation.
+func For(ctx context.Context, path string) (FileIO, error) {
+	if scheme, _, ok := cutScheme(path); ok && scheme != "file" {
+		return nil, fmt.Errorf("warehouse %s: storage scheme %q not supported", path, scheme)
+	}
+	return NewLocal(), nil
+}
+
+func cutScheme(path string) (scheme, rest string, ok bool) {
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		if c == ':' {
+			if i > 0 && len(path) > i+2 && path[i+1:i+3] == "//" {
+				return path[:i], path[i+3:], true
+			}
+			return "", path, false
+		}
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.') {
+			return "", path, false
+		}
+	}
+	return "", path, false
+}
