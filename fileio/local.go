@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/google/uuid"
 )
@@ -213,11 +214,71 @@ func (Local) DeleteDir(ctx context.Context, path string) error {
 
 // For returns the store for a warehouse path: local unless it has a scheme
 // served by another implementation.
+//
+// s3://, s3a:// and s3n:// paths get an S3 store configured from the standard
+// AWS chain (use ForWithS3Config for explicit settings); file:// paths get a
+// local store that accepts and returns file:// paths.
 func For(ctx context.Context, path string) (FileIO, error) {
-	if scheme, _, ok := cutScheme(path); ok && scheme != "file" {
-		return nil, fmt.Errorf("warehouse %s: storage scheme %q not supported", path, scheme)
+	scheme, _, ok := cutScheme(path)
+	switch {
+	case !ok:
+		return NewLocal(), nil
+	case scheme == "file":
+		return fileURLStore{}, nil
+	case isS3Scheme(scheme):
+		return NewS3(ctx, S3Config{})
 	}
-	return NewLocal(), nil
+	return nil, fmt.Errorf("warehouse %s: storage scheme %q not supported", path, scheme)
+}
+
+// fileURLStore is the local store for "file://" paths: it strips the scheme
+// on the way in and restores it on listed paths, so that paths joined from a
+// file:// warehouse round-trip.
+type fileURLStore struct{ Local }
+
+func stripFile(path string) string {
+	if rest, ok := strings.CutPrefix(path, "file://"); ok {
+		return rest
+	}
+	return path
+}
+
+func (f fileURLStore) Open(ctx context.Context, path string) (Reader, error) {
+	return f.Local.Open(ctx, stripFile(path))
+}
+
+func (f fileURLStore) Create(ctx context.Context, path string) (Writer, error) {
+	return f.Local.Create(ctx, stripFile(path))
+}
+
+func (f fileURLStore) WriteExclusive(ctx context.Context, path string, data []byte) error {
+	return f.Local.WriteExclusive(ctx, stripFile(path), data)
+}
+
+func (f fileURLStore) List(ctx context.Context, dir string) ([]FileInfo, error) {
+	infos, err := f.Local.List(ctx, stripFile(dir))
+	if strings.HasPrefix(dir, "file://") {
+		for i := range infos {
+			infos[i].Path = "file://" + infos[i].Path
+		}
+	}
+	return infos, err
+}
+
+func (f fileURLStore) Stat(ctx context.Context, path string) (FileInfo, error) {
+	info, err := f.Local.Stat(ctx, stripFile(path))
+	if err == nil {
+		info.Path = path
+	}
+	return info, err
+}
+
+func (f fileURLStore) Delete(ctx context.Context, path string) error {
+	return f.Local.Delete(ctx, stripFile(path))
+}
+
+func (f fileURLStore) DeleteDir(ctx context.Context, path string) error {
+	return f.Local.DeleteDir(ctx, stripFile(path))
 }
 
 func cutScheme(path string) (scheme, rest string, ok bool) {
