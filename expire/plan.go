@@ -1,0 +1,414 @@
+package expire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"sort"
+)
+
+// Kind is a manifest entry kind.
+type Kind int8
+
+const (
+	Add    Kind = 0
+	Delete Kind = 1
+)
+
+// Snapshot is the part of a snapshot or tag file the file decision reads.
+// Names are file names as stored in the snapshot JSON.
+type Snapshot struct {
+	ID                    int64
+	TimeMillis            int64
+	BaseManifestList      string
+	DeltaManifestList     string
+	ChangelogManifestList string // "" when none
+	IndexManifest         string // "" when none
+	Statistics            string // "" when none
+}
+
+// DataEntry is a manifest entry reduced to what deletion needs. Path and
+// ExtraPaths are resolved by the Metadata implementation (bucket directory
+// from partition and bucket, or the external path).
+type DataEntry struct {
+	Kind      Kind
+	Partition string // serialized partition BinaryRow, compared as bytes
+	Bucket    int32
+	Level     int32
+	Name      string
+	Path      string
+	// ExtraPaths are the paths of the entry's extra files (e.g. file indexes).
+	ExtraPaths []string
+}
+
+// IndexFile is one entry of an index manifest.
+type IndexFile struct {
+	Name string
+	Path string
+}
+
+// Metadata reads the Avro metadata a plan needs. A missing file must give an
+// error wrapping fs.ErrNotExist (fileio.ErrNotExist).
+type Metadata interface {
+	// ManifestList returns the manifest file names a manifest list holds, in order.
+	ManifestList(ctx context.Context, name string) ([]string, error)
+	// Manifest streams the entries of one data or changelog manifest in file order.
+	Manifest(ctx context.Context, name string, fn func(DataEntry) error) error
+	// IndexManifest returns the index files an index manifest lists.
+	IndexManifest(ctx context.Context, name string) ([]IndexFile, error)
+}
+
+// Plan is the set of files an expiration deletes, grouped by the phase
+// that deletes them. Names in Manifests, IndexManifests and Statistics are
+// file names (resolved against manifest/ and statistics/); the rest are paths.
+type Plan struct {
+	// DataFiles are data files (with their extra files) deleted by the
+	// DELETE entries of the expired range, and changelog files of expired
+	// snapshots; deduplicated, in discovery order.
+	DataFiles []string
+	// Manifests are data and changelog manifests; ManifestLists the lists
+	// holding them. A list is deleted only after its manifests, so that a
+	// rerun after a crash still finds whatever a surviving list names.
+	Manifests      []string
+	ManifestLists  []string
+	IndexFiles     []IndexFile
+	IndexManifests []string
+	Statistics     []string
+	// ManifestsKept is set when the skip set of the retained snapshot and
+	// tags could not be built; no manifest-level file is then deleted
+	// (data files still are, as in Java).
+	ManifestsKept error
+	// SkippedDataOf lists expired snapshots whose data files were kept
+	// because the nearest earlier tag could not be read.
+	SkippedDataOf []int64
+}
+
+// PlanFiles decides which files an expiration deletes, following
+// ExpireSnapshotsImpl.innerExpireUntil:
+//
+//   - expiring are the existing snapshots in [begin, end) ascending, end the
+//     first retained snapshot (nil when that snapshot file is missing: then
+//     only data files are planned, as in Java);
+//   - data files: for every snapshot s in (begin, end], the files removed by
+//     s's delta (DELETE entries not followed by an ADD of the same path in the
+//     same delta: an upgraded file stays) unless the nearest tag before s
+//     still holds them;
+//   - changelog files: the ADD entries of the changelog manifests of every
+//     expiring snapshot;
+//   - manifest lists, manifests, index manifests, index files and statistics
+//     of the expiring snapshots, except those the end snapshot or a tag in
+//     the expired range (or the nearest before it) still uses.
+//
+// A file is never planned for deletion when it is referenced by the end
+// snapshot or by a tag (and, through Paimon's invariants, by any later
+// snapshot: files and manifests are immutable and names are never reused).
+// Memory is bounded by one delta, one tag's live set and the skip set.
+//
+// Missing metadata of an expiring snapshot (a previous run crashed after
+// deleting it) counts as empty; any other read error aborts the plan.
+func PlanFiles(ctx context.Context, md Metadata, expiring []Snapshot, end *Snapshot, tags []Snapshot) (Plan, error) {
+	var p Plan
+	if len(expiring) == 0 {
+		return p, nil
+	}
+	tags = slices.Clone(tags)
+	sort.SliceStable(tags, func(i, j int) bool { return tags[i].ID < tags[j].ID })
+	begin := expiring[0].ID
+
+	dataSeen := map[string]bool{}
+	addData := func(path string) {
+		if !dataSeen[path] {
+			dataSeen[path] = true
+			p.DataFiles = append(p.DataFiles, path)
+		}
+	}
+
+	// Data files removed in (begin, end].
+	rangeSnaps := slices.Clone(expiring[1:])
+	if end != nil {
+		rangeSnaps = append(rangeSnaps, *end)
+	}
+	var tagLive *liveSet
+	tagLiveID := int64(-1)
+	var tagErr error
+	for _, s := range rangeSnaps {
+		if err := ctx.Err(); err != nil {
+			return Plan{}, err
+		}
+		var skip *liveSet
+		if ti := lastBefore(tags, s.ID); ti >= 0 {
+			if tags[ti].ID != tagLiveID {
+				tagLiveID = tags[ti].ID
+				tagLive, tagErr = readLiveSet(ctx, md, tags[ti])
+			}
+			if tagErr != nil {
+				p.SkippedDataOf = append(p.SkippedDataOf, s.ID)
+				continue
+			}
+			skip = tagLive
+		}
+		deleted, err := deletedInDelta(ctx, md, s.DeltaManifestList)
+		if err != nil {
+			return Plan{}, fmt.Errorf("snapshot %d: %w", s.ID, err)
+		}
+		for _, e := range deleted {
+			if skip != nil && skip.contains(e) {
+				continue
+			}
+			addData(e.Path)
+			for _, x := range e.ExtraPaths {
+				addData(x)
+			}
+		}
+	}
+
+	// Changelog files of [begin, end).
+	for _, s := range expiring {
+		if s.ChangelogManifestList == "" {
+			continue
+		}
+		manifests, err := tolerateMissing(md.ManifestList(ctx, s.ChangelogManifestList))
+		if err != nil {
+			return Plan{}, fmt.Errorf("snapshot %d: read changelog manifest list %s: %w", s.ID, s.ChangelogManifestList, err)
+		}
+		for _, m := range manifests {
+			err := md.Manifest(ctx, m, func(e DataEntry) error {
+				if e.Kind == Add {
+					addData(e.Path)
+				}
+				return nil
+			})
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return Plan{}, fmt.Errorf("snapshot %d: read changelog manifest %s: %w", s.ID, m, err)
+			}
+		}
+	}
+
+	if end == nil {
+		return p, nil
+	}
+
+	// Manifest-level files of [begin, end).
+	skipping := skippingTags(tags, begin, end.ID)
+	skipping = append(skipping, *end)
+	skip := map[string]bool{}
+	for _, s := range skipping {
+		if err := addManifestSkips(ctx, md, s, skip); err != nil {
+			p.ManifestsKept = fmt.Errorf("build manifest skip set from snapshot %d: %w", s.ID, err)
+			return p, nil
+		}
+	}
+	for _, s := range expiring {
+		if err := ctx.Err(); err != nil {
+			return Plan{}, err
+		}
+		lists := []string{s.BaseManifestList, s.DeltaManifestList, s.ChangelogManifestList}
+		for _, l := range lists {
+			if l == "" {
+				continue
+			}
+			manifests, err := tolerateMissing(md.ManifestList(ctx, l))
+			if err != nil {
+				return Plan{}, fmt.Errorf("snapshot %d: read manifest list %s: %w", s.ID, l, err)
+			}
+			for _, m := range manifests {
+				if !skip[m] {
+					skip[m] = true
+					p.Manifests = append(p.Manifests, m)
+				}
+			}
+			if !skip[l] {
+				skip[l] = true
+				p.ManifestLists = append(p.ManifestLists, l)
+			}
+		}
+		if s.IndexManifest != "" {
+			files, err := md.IndexManifest(ctx, s.IndexManifest)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				// Deleted by an earlier run, together with its files.
+			case err != nil:
+				return Plan{}, fmt.Errorf("snapshot %d: read index manifest %s: %w", s.ID, s.IndexManifest, err)
+			default:
+				for _, f := range files {
+					if !skip[f.Name] {
+						skip[f.Name] = true
+						p.IndexFiles = append(p.IndexFiles, f)
+					}
+				}
+				if !skip[s.IndexManifest] {
+					skip[s.IndexManifest] = true
+					p.IndexManifests = append(p.IndexManifests, s.IndexManifest)
+				}
+			}
+		}
+		if s.Statistics != "" && !skip[s.Statistics] {
+			skip[s.Statistics] = true
+			p.Statistics = append(p.Statistics, s.Statistics)
+		}
+	}
+	return p, nil
+}
+
+// deletedInDelta returns the entries a delta manifest list removes: a DELETE
+// marks the path, a later ADD of the same path (an upgrade to another level)
+// unmarks it. Order is the order of first marking.
+func deletedInDelta(ctx context.Context, md Metadata, deltaList string) ([]DataEntry, error) {
+	manifests, err := tolerateMissing(md.ManifestList(ctx, deltaList))
+	if err != nil {
+		return nil, fmt.Errorf("read delta manifest list %s: %w", deltaList, err)
+	}
+	marked := map[string]int{}
+	var out []DataEntry
+	for _, m := range manifests {
+		err := md.Manifest(ctx, m, func(e DataEntry) error {
+			switch e.Kind {
+			case Delete:
+				if i, ok := marked[e.Path]; ok && i >= 0 {
+					out[i] = e
+				} else {
+					marked[e.Path] = len(out)
+					out = append(out, e)
+				}
+			case Add:
+				if i, ok := marked[e.Path]; ok && i >= 0 {
+					out[i].Path = "" // unmarked
+					marked[e.Path] = -1
+				}
+			default:
+				return fmt.Errorf("manifest entry %s: unknown kind %d", e.Name, e.Kind)
+			}
+			return nil
+		})
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				// A crashed run deleted this manifest; its files are planned
+				// from what remains, the rest is left to orphan cleanup.
+				continue
+			}
+			return nil, fmt.Errorf("read delta manifest %s: %w", m, err)
+		}
+	}
+	kept := out[:0]
+	for _, e := range out {
+		if e.Path != "" {
+			kept = append(kept, e)
+		}
+	}
+	return kept, nil
+}
+
+type fileKey struct {
+	partition string
+	bucket    int32
+	name      string
+}
+
+// liveSet is the set of live data files of one snapshot, keyed like Java's
+// tag skipper by (partition, bucket, file name).
+type liveSet struct {
+	files map[fileKey]struct{}
+}
+
+func (l *liveSet) contains(e DataEntry) bool {
+	_, ok := l.files[fileKey{e.Partition, e.Bucket, e.Name}]
+	return ok
+}
+
+type entryID struct {
+	fileKey
+	level int32
+	path  string
+}
+
+// readLiveSet merges base then delta manifests of s. Every read error is
+// returned: a live set that might be incomplete must not protect less.
+func readLiveSet(ctx context.Context, md Metadata, s Snapshot) (*liveSet, error) {
+	count := map[entryID]int{}
+	for _, l := range []string{s.BaseManifestList, s.DeltaManifestList} {
+		manifests, err := md.ManifestList(ctx, l)
+		if err != nil {
+			return nil, fmt.Errorf("read manifest list %s: %w", l, err)
+		}
+		for _, m := range manifests {
+			err := md.Manifest(ctx, m, func(e DataEntry) error {
+				id := entryID{fileKey{e.Partition, e.Bucket, e.Name}, e.Level, e.Path}
+				if e.Kind == Add {
+					count[id]++
+				} else {
+					count[id]--
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("read manifest %s: %w", m, err)
+			}
+		}
+	}
+	ls := &liveSet{files: make(map[fileKey]struct{}, len(count))}
+	for id, n := range count {
+		if n > 0 {
+			ls.files[id.fileKey] = struct{}{}
+		}
+	}
+	return ls, nil
+}
+
+// addManifestSkips adds every manifest-level name s uses. Any read error,
+// missing files included, is returned: the skip set protects retained data.
+func addManifestSkips(ctx context.Context, md Metadata, s Snapshot, skip map[string]bool) error {
+	for _, l := range []string{s.BaseManifestList, s.DeltaManifestList} {
+		skip[l] = true
+		manifests, err := md.ManifestList(ctx, l)
+		if err != nil {
+			return fmt.Errorf("read manifest list %s: %w", l, err)
+		}
+		for _, m := range manifests {
+			skip[m] = true
+		}
+	}
+	if s.IndexManifest != "" {
+		skip[s.IndexManifest] = true
+		files, err := md.IndexManifest(ctx, s.IndexManifest)
+		if err != nil {
+			return fmt.Errorf("read index manifest %s: %w", s.IndexManifest, err)
+		}
+		for _, f := range files {
+			skip[f.Name] = true
+		}
+	}
+	if s.Statistics != "" {
+		skip[s.Statistics] = true
+	}
+	return nil
+}
+
+// lastBefore returns the index of the last tag with ID < id, or -1.
+func lastBefore(tags []Snapshot, id int64) int {
+	return sort.Search(len(tags), func(i int) bool { return tags[i].ID >= id }) - 1
+}
+
+// skippingTags mirrors ExpireSnapshotsImpl.findSkippingTags: the tags from
+// the last one at or before begin (or the first tag) up to the last one
+// before end.
+func skippingTags(tags []Snapshot, begin, end int64) []Snapshot {
+	right := lastBefore(tags, end)
+	if right < 0 {
+		return nil
+	}
+	left := sort.Search(len(tags), func(i int) bool { return tags[i].ID > begin }) - 1
+	left = max(left, 0)
+	if left > right {
+		return nil
+	}
+	return slices.Clone(tags[left : right+1])
+}
+
+func tolerateMissing(names []string, err error) ([]string, error) {
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return names, err
+}
