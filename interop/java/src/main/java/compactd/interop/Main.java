@@ -1,0 +1,696 @@
+package compactd.interop;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import org.apache.paimon.CoreOptions;
+import org.apache.paimon.Snapshot;
+import org.apache.paimon.catalog.Catalog;
+import org.apache.paimon.catalog.CatalogContext;
+import org.apache.paimon.catalog.CatalogFactory;
+import org.apache.paimon.catalog.Identifier;
+import org.apache.paimon.compact.CompactUnit;
+import org.apache.paimon.data.BinaryRow;
+import org.apache.paimon.data.InternalRow;
+import org.apache.paimon.fs.Path;
+import org.apache.paimon.io.DataFileMeta;
+import org.apache.paimon.manifest.FileSource;
+import org.apache.paimon.mergetree.LevelSortedRun;
+import org.apache.paimon.mergetree.SortedRun;
+import org.apache.paimon.mergetree.compact.CompactStrategy;
+import org.apache.paimon.mergetree.compact.ForceUpLevel0Compaction;
+import org.apache.paimon.mergetree.compact.OffPeakHours;
+import org.apache.paimon.mergetree.compact.UniversalCompaction;
+import org.apache.paimon.operation.LocalOrphanFilesClean;
+import org.apache.paimon.reader.RecordReader;
+import org.apache.paimon.schema.Schema;
+import org.apache.paimon.stats.SimpleStats;
+import org.apache.paimon.table.FileStoreTable;
+import org.apache.paimon.table.Table;
+import org.apache.paimon.table.sink.CommitMessage;
+import org.apache.paimon.table.sink.StreamTableCommit;
+import org.apache.paimon.table.sink.StreamTableWrite;
+import org.apache.paimon.table.sink.StreamWriteBuilder;
+import org.apache.paimon.table.sink.TableWriteImpl;
+import org.apache.paimon.table.source.DataSplit;
+import org.apache.paimon.table.source.ReadBuilder;
+import org.apache.paimon.table.source.Split;
+import org.apache.paimon.types.DataField;
+import org.apache.paimon.types.DataType;
+import org.apache.paimon.types.DataTypeJsonParser;
+import org.apache.paimon.types.RowKind;
+import org.apache.paimon.types.RowType;
+
+import java.io.BufferedReader;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
+import java.lang.reflect.Constructor;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+
+/**
+ * Command-line oracle: {@code java -cp ... compactd.interop.Main <verb> [--flag value]...}. Every
+ * verb prints JSON lines on stdout; errors go to stderr with a non-zero exit code.
+ */
+public final class Main {
+    private static final String DEFAULT_USER = "interop";
+
+    private final Map<String, String> flags = new HashMap<>();
+    private final PrintWriter out =
+            new PrintWriter(new BufferedWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8)));
+
+    public static void main(String[] args) {
+        if (args.length == 0) {
+            System.err.println("usage: Main <create|write|read|files|snapshots|compact|pick|expire|orphans|version> [--flag value]...");
+            System.exit(2);
+        }
+        Main m = new Main();
+        int code = 0;
+        try {
+            for (int i = 1; i < args.length; i++) {
+                String a = args[i];
+                if (!a.startsWith("--")) {
+                    throw new IllegalArgumentException("unexpected argument " + a);
+                }
+                String name = a.substring(2);
+                if (name.equals("dry-run")) {
+                    m.flags.put(name, "true");
+                    continue;
+                }
+                if (i + 1 >= args.length) {
+                    throw new IllegalArgumentException("flag " + a + " needs a value");
+                }
+                m.flags.put(name, args[++i]);
+            }
+            m.run(args[0]);
+        } catch (Throwable t) {
+            t.printStackTrace(System.err);
+            code = 1;
+        } finally {
+            m.out.flush();
+        }
+        // Paimon leaves non-daemon executor threads behind; do not wait for them.
+        System.exit(code);
+    }
+
+    private String flag(String name) {
+        String v = flags.get(name);
+        if (v == null) {
+            throw new IllegalArgumentException("missing --" + name);
+        }
+        return v;
+    }
+
+    private void run(String verb) throws Exception {
+        switch (verb) {
+            case "version":
+                out.println(Canonical.JSON.writeValueAsString(Map.of("paimon", paimonVersion())));
+                return;
+            case "create":
+                create();
+                if (flags.containsKey("rows")) {
+                    write();
+                }
+                return;
+            case "write":
+                write();
+                return;
+            case "read":
+                read();
+                return;
+            case "files":
+                systemTable("files");
+                return;
+            case "snapshots":
+                systemTable("snapshots");
+                return;
+            case "compact":
+                compact();
+                return;
+            case "pick":
+                pick();
+                return;
+            case "expire":
+                expire();
+                return;
+            case "orphans":
+                orphans();
+                return;
+            default:
+                throw new IllegalArgumentException("unknown verb " + verb);
+        }
+    }
+
+    private static String paimonVersion() {
+        Package p = CoreOptions.class.getPackage();
+        String v = p == null ? null : p.getImplementationVersion();
+        if (v == null) {
+            // The bundle's manifest may lack it; the Maven properties file is the fallback.
+            try (var in = CoreOptions.class.getResourceAsStream(
+                    "/META-INF/maven/org.apache.paimon/paimon-bundle/pom.properties")) {
+                if (in != null) {
+                    var props = new java.util.Properties();
+                    props.load(in);
+                    v = props.getProperty("version");
+                }
+            } catch (IOException ignored) {
+                // fall through
+            }
+        }
+        return v == null ? "unknown" : v;
+    }
+
+    private Catalog catalog(String warehouse) {
+        return CatalogFactory.createCatalog(CatalogContext.create(new Path(warehouse)));
+    }
+
+    private Catalog catalog() {
+        return catalog(flag("warehouse"));
+    }
+
+    private FileStoreTable table(Catalog c) throws Exception {
+        return (FileStoreTable) c.getTable(Identifier.fromString(flag("table")));
+    }
+
+    // ---------------------------------------------------------------- create
+
+    private void create() throws Exception {
+        JsonNode spec = Canonical.JSON.readTree(new java.io.File(flag("spec")));
+        Schema.Builder b = Schema.newBuilder();
+        for (JsonNode col : spec.path("columns")) {
+            DataType t = DataTypeJsonParser.parseAtomicTypeSQLString(col.get("type").asText());
+            b.column(col.get("name").asText(), t);
+        }
+        List<String> pk = strings(spec.path("primaryKeys"));
+        if (!pk.isEmpty()) {
+            b.primaryKey(pk);
+        }
+        List<String> parts = strings(spec.path("partitionKeys"));
+        if (!parts.isEmpty()) {
+            b.partitionKeys(parts);
+        }
+        if (spec.has("bucket")) {
+            b.option("bucket", spec.get("bucket").asText());
+        }
+        Iterator<Map.Entry<String, JsonNode>> it = spec.path("options").fields();
+        while (it.hasNext()) {
+            Map.Entry<String, JsonNode> e = it.next();
+            b.option(e.getKey(), e.getValue().asText());
+        }
+        Identifier id = Identifier.fromString(flag("table"));
+        try (Catalog c = catalog()) {
+            c.createDatabase(id.getDatabaseName(), true);
+            c.createTable(id, b.build(), false);
+        }
+    }
+
+    private static List<String> strings(JsonNode arr) {
+        List<String> out = new ArrayList<>();
+        for (JsonNode n : arr) {
+            out.add(n.asText());
+        }
+        return out;
+    }
+
+    // ---------------------------------------------------------------- write
+
+    /** One commit user's open writer. */
+    private static final class UserWriter {
+        final StreamTableWrite write;
+        final StreamTableCommit commit;
+        boolean dirty;
+
+        UserWriter(StreamWriteBuilder b) {
+            this.write = b.newWrite();
+            this.commit = b.newCommit();
+        }
+    }
+
+    private void write() throws Exception {
+        String defaultUser = flags.getOrDefault("commit-user", DEFAULT_USER);
+        try (Catalog c = catalog()) {
+            FileStoreTable table = table(c);
+            RowType rowType = table.rowType();
+            Map<String, UserWriter> writers = new LinkedHashMap<>();
+            Snapshot latest = table.snapshotManager().latestSnapshot();
+            long[] identifier = {latest == null ? 1 : latest.id() + 1};
+            String prevGroup = null;
+            String prevUser = null;
+            int commits = 0;
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(
+                    Files.newInputStream(java.nio.file.Path.of(flag("rows"))), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    if (line.isBlank()) {
+                        continue;
+                    }
+                    JsonNode n = Canonical.JSON.readTree(line);
+                    if (n.path("commit").asBoolean(false) && !n.has("_kind")) {
+                        // Explicit commit marker: commits the named user, or everyone.
+                        String u = n.has("user") ? n.get("user").asText() : null;
+                        for (Map.Entry<String, UserWriter> e : writers.entrySet()) {
+                            if (u == null || u.equals(e.getKey())) {
+                                commits += commitUser(e.getValue(), identifier);
+                            }
+                        }
+                        prevGroup = null;
+                        continue;
+                    }
+                    String user = n.has("_user") ? n.get("_user").asText() : defaultUser;
+                    String group = user + "\u0000" + n.path("_commit").asText("");
+                    if (prevGroup != null && !prevGroup.equals(group) && n.has("_commit")) {
+                        commits += commitUser(writers.get(prevUser), identifier);
+                    }
+                    prevGroup = group;
+                    prevUser = user;
+                    UserWriter w = writers.computeIfAbsent(
+                            user, u -> new UserWriter(table.newStreamWriteBuilder().withCommitUser(u)));
+                    RowKind kind = RowKind.fromShortString(n.path("_kind").asText("+I"));
+                    w.write.write(Canonical.rowFromJson(rowType, n, kind));
+                    w.dirty = true;
+                }
+            }
+            for (UserWriter w : writers.values()) {
+                commits += commitUser(w, identifier);
+            }
+            for (UserWriter w : writers.values()) {
+                w.write.close();
+                w.commit.close();
+            }
+            ObjectNode res = Canonical.F.objectNode();
+            res.put("commits", commits);
+            out.println(res);
+        }
+    }
+
+    private static int commitUser(UserWriter w, long[] identifier) throws Exception {
+        if (w == null || !w.dirty) {
+            return 0;
+        }
+        long id = identifier[0]++;
+        List<CommitMessage> msgs = w.write.prepareCommit(false, id);
+        w.commit.commit(id, msgs);
+        w.dirty = false;
+        return 1;
+    }
+
+    // ---------------------------------------------------------------- read
+
+    private void read() throws Exception {
+        try (Catalog c = catalog()) {
+            FileStoreTable table = table(c);
+            Map<String, String> dyn = new HashMap<>();
+            if (flags.containsKey("snapshot")) {
+                dyn.put("scan.snapshot-id", flag("snapshot"));
+            }
+            if (flags.containsKey("tag")) {
+                dyn.put("scan.tag-name", flag("tag"));
+            }
+            Table t = dyn.isEmpty() ? table : table.copy(dyn);
+            List<ObjectNode> rows = readAll(t);
+            List<String> sortKeys = table.primaryKeys().isEmpty()
+                    ? fieldNames(table.rowType())
+                    : table.primaryKeys();
+            rows.sort(rowComparator(sortKeys));
+            for (ObjectNode r : rows) {
+                out.println(Canonical.JSON.writeValueAsString(r));
+            }
+        }
+    }
+
+    private static List<String> fieldNames(RowType t) {
+        List<String> names = new ArrayList<>();
+        for (DataField f : t.getFields()) {
+            names.add(f.name());
+        }
+        return names;
+    }
+
+    private static List<ObjectNode> readAll(Table t) throws Exception {
+        ReadBuilder rb = t.newReadBuilder();
+        List<Split> splits = rb.newScan().plan().splits();
+        RowType rt = t.rowType();
+        List<ObjectNode> rows = new ArrayList<>();
+        try (RecordReader<InternalRow> r = rb.newRead().createReader(splits)) {
+            r.forEachRemaining(row -> rows.add(Canonical.rowToJson(rt, row)));
+        }
+        return rows;
+    }
+
+    /** Orders rows by the given columns' canonical values: null first, numbers numerically, text by code unit. */
+    static Comparator<ObjectNode> rowComparator(List<String> keys) {
+        return (a, b) -> {
+            for (String k : keys) {
+                int c = compareJson(a.get(k), b.get(k));
+                if (c != 0) {
+                    return c;
+                }
+            }
+            return 0;
+        };
+    }
+
+    static int compareJson(JsonNode a, JsonNode b) {
+        boolean an = a == null || a.isNull();
+        boolean bn = b == null || b.isNull();
+        if (an || bn) {
+            return Boolean.compare(!an, !bn);
+        }
+        if (a.isNumber() && b.isNumber()) {
+            if (a.isIntegralNumber() && b.isIntegralNumber()) {
+                return Long.compare(a.asLong(), b.asLong());
+            }
+            return Double.compare(a.asDouble(), b.asDouble());
+        }
+        if (a.isBoolean() && b.isBoolean()) {
+            return Boolean.compare(a.asBoolean(), b.asBoolean());
+        }
+        return a.toString().compareTo(b.toString());
+    }
+
+    private void systemTable(String name) throws Exception {
+        try (Catalog c = catalog()) {
+            Identifier id = Identifier.fromString(flag("table"));
+            Table t = c.getTable(new Identifier(id.getDatabaseName(), id.getObjectName() + "$" + name));
+            for (ObjectNode r : readAll(t)) {
+                out.println(Canonical.JSON.writeValueAsString(r));
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- compact
+
+    private void compact() throws Exception {
+        try (Catalog c = catalog()) {
+            // A write-only table never compacts through its writer; lift that for this writer only.
+            FileStoreTable table = table(c).copy(Map.of("write-only", "false"));
+            RowType partType = table.schema().logicalPartitionType();
+            String wantPartition = flags.get("partition");
+            Integer wantBucket = flags.containsKey("bucket") ? Integer.parseInt(flag("bucket")) : null;
+
+            TreeSet<String> seen = new TreeSet<>();
+            List<DataSplit> targets = new ArrayList<>();
+            for (Split s : table.newReadBuilder().newScan().plan().splits()) {
+                DataSplit ds = (DataSplit) s;
+                String p = partitionString(partType, ds.partition());
+                if (wantPartition != null && !wantPartition.equals(p)) {
+                    continue;
+                }
+                if (wantBucket != null && wantBucket != ds.bucket()) {
+                    continue;
+                }
+                if (seen.add(p + "\u0000" + ds.bucket())) {
+                    targets.add(ds);
+                }
+            }
+            String user = flags.getOrDefault("commit-user", "interop-compact");
+            StreamWriteBuilder b = table.newStreamWriteBuilder().withCommitUser(user);
+            Snapshot latest = table.snapshotManager().latestSnapshot();
+            long id = latest == null ? 1 : latest.id() + 1;
+            int units = 0;
+            try (StreamTableWrite w = b.newWrite(); StreamTableCommit commit = b.newCommit()) {
+                TableWriteImpl<?> impl = (TableWriteImpl<?>) w;
+                for (DataSplit ds : targets) {
+                    impl.compact(ds.partition(), ds.bucket(), true);
+                    units++;
+                }
+                List<CommitMessage> msgs = w.prepareCommit(true, id);
+                commit.commit(id, msgs);
+            }
+            ObjectNode res = Canonical.F.objectNode();
+            res.put("buckets", units);
+            Snapshot after = table.snapshotManager().latestSnapshot();
+            res.put("snapshot", after == null ? 0 : after.id());
+            out.println(res);
+        }
+    }
+
+    /** "k1=v1/k2=v2" with the canonical JSON text of each value (strings unquoted). */
+    static String partitionString(RowType partType, BinaryRow partition) {
+        if (partType.getFieldCount() == 0) {
+            return "";
+        }
+        ObjectNode o = Canonical.rowToJson(partType, partition);
+        StringBuilder sb = new StringBuilder();
+        for (DataField f : partType.getFields()) {
+            if (sb.length() > 0) {
+                sb.append('/');
+            }
+            JsonNode v = o.get(f.name());
+            sb.append(f.name()).append('=').append(v.isTextual() ? v.asText() : v.toString());
+        }
+        return sb.toString();
+    }
+
+    // ---------------------------------------------------------------- pick
+
+    /**
+     * For each stdin line {"numLevels":n,"options":{...},"runs":[{"level":l,"size":s},...]} print
+     * Paimon's own pick, post-processed exactly as MergeTreeCompactManager.triggerCompaction does
+     * (drop no-op units, compute dropDelete).
+     */
+    private void pick() throws Exception {
+        BufferedReader r = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = r.readLine()) != null) {
+            if (line.isBlank()) {
+                continue;
+            }
+            JsonNode n = Canonical.JSON.readTree(line);
+            Map<String, String> opts = new HashMap<>();
+            Iterator<Map.Entry<String, JsonNode>> it = n.path("options").fields();
+            while (it.hasNext()) {
+                Map.Entry<String, JsonNode> e = it.next();
+                opts.put(e.getKey(), e.getValue().asText());
+            }
+            CoreOptions options = new CoreOptions(opts);
+            int numLevels = n.has("numLevels") ? n.get("numLevels").asInt() : options.numLevels();
+            List<LevelSortedRun> runs = new ArrayList<>();
+            Map<String, Integer> indexOf = new HashMap<>();
+            int i = 0;
+            for (JsonNode run : n.path("runs")) {
+                String name = "run-" + i;
+                DataFileMeta f = fakeFile(name, run.get("size").asLong(), run.get("level").asInt(), i);
+                runs.add(new LevelSortedRun(run.get("level").asInt(), SortedRun.fromSingle(f)));
+                indexOf.put(name, i);
+                i++;
+            }
+            CompactStrategy strategy = strategyFor(options);
+            java.util.Optional<CompactUnit> unit = strategy.pick(numLevels, runs)
+                    .filter(u -> !u.files().isEmpty())
+                    .filter(u -> u.files().size() > 1 || u.files().get(0).level() != u.outputLevel());
+            ObjectNode res = Canonical.F.objectNode();
+            if (unit.isEmpty()) {
+                res.putNull("pick");
+            } else {
+                CompactUnit u = unit.get();
+                int highest = -1;
+                for (LevelSortedRun run : runs) {
+                    highest = Math.max(highest, run.level());
+                }
+                boolean dv = options.deletionVectorsEnabled();
+                boolean dropDelete = u.outputLevel() != 0 && (u.outputLevel() >= highest || dv);
+                res.put("outputLevel", u.outputLevel());
+                ArrayNode idx = res.putArray("runs");
+                TreeSet<Integer> picked = new TreeSet<>();
+                for (DataFileMeta f : u.files()) {
+                    picked.add(indexOf.get(f.fileName()));
+                }
+                picked.forEach(idx::add);
+                res.put("dropDelete", dropDelete);
+            }
+            out.println(Canonical.JSON.writeValueAsString(res));
+        }
+    }
+
+    private static DataFileMeta fakeFile(String name, long size, int level, int ordinal) {
+        // Sequence numbers only matter for run ordering, which the input already fixes.
+        long seq = 1_000_000L - ordinal;
+        return DataFileMeta.create(
+                name,
+                size,
+                1,
+                DataFileMeta.EMPTY_MIN_KEY,
+                DataFileMeta.EMPTY_MAX_KEY,
+                SimpleStats.EMPTY_STATS,
+                SimpleStats.EMPTY_STATS,
+                seq,
+                seq,
+                0,
+                level,
+                0L,
+                null,
+                FileSource.APPEND,
+                null,
+                null,
+                null);
+    }
+
+    /**
+     * Mirrors MergeTreeCompactManagerFactory.createCompactStrategy. The constructor's fourth
+     * argument is EarlyFullCompaction in 1.4 and FullCompactTrigger in 1.3; both have a static
+     * create(CoreOptions), so reflection keeps one source for both profiles.
+     */
+    static CompactStrategy strategyFor(CoreOptions options) throws Exception {
+        Constructor<?> ctor = null;
+        for (Constructor<?> k : UniversalCompaction.class.getConstructors()) {
+            if (k.getParameterCount() == 5) {
+                ctor = k;
+            }
+        }
+        if (ctor == null) {
+            throw new IllegalStateException("no 5-argument UniversalCompaction constructor");
+        }
+        Method early = ctor.getParameterTypes()[3].getMethod("create", CoreOptions.class);
+        UniversalCompaction universal = (UniversalCompaction) ctor.newInstance(
+                options.maxSizeAmplificationPercent(),
+                options.sortedRunSizeRatio(),
+                options.numSortedRunCompactionTrigger(),
+                early.invoke(null, options),
+                OffPeakHours.create(options));
+        if (options.needLookup()) {
+            Integer interval = null;
+            if (options.lookupCompact() == CoreOptions.LookupCompactMode.GENTLE) {
+                interval = options.lookupCompactMaxInterval();
+            }
+            return new ForceUpLevel0Compaction(universal, interval);
+        }
+        if (options.compactionForceUpLevel0()) {
+            return new ForceUpLevel0Compaction(universal, null);
+        }
+        return universal;
+    }
+
+    // ---------------------------------------------------------------- expire / orphans
+
+    /**
+     * Snapshot expiration has no dry-run API: run it on a copy of the table directory and print the
+     * table-relative paths that disappeared (sorted). Flags: --retain-min, --retain-max,
+     * --time-retained-ms (defaults: the table's own options).
+     */
+    private void expire() throws Exception {
+        java.nio.file.Path tmp = Files.createTempDirectory("compactd-expire");
+        try {
+            Identifier id = Identifier.fromString(flag("table"));
+            java.nio.file.Path src = tablePath(flag("warehouse"), id);
+            java.nio.file.Path dst = tablePath(tmp.toString(), id);
+            copyTree(src, dst);
+            TreeSet<String> before = listFiles(dst);
+            try (Catalog c = catalog(tmp.toString())) {
+                FileStoreTable table = (FileStoreTable) c.getTable(id);
+                Map<String, String> dyn = new HashMap<>();
+                if (flags.containsKey("retain-min")) {
+                    dyn.put("snapshot.num-retained.min", flag("retain-min"));
+                }
+                if (flags.containsKey("retain-max")) {
+                    dyn.put("snapshot.num-retained.max", flag("retain-max"));
+                }
+                if (flags.containsKey("time-retained-ms")) {
+                    dyn.put("snapshot.time-retained", flag("time-retained-ms") + " ms");
+                }
+                FileStoreTable t = table.copy(dyn);
+                int n = t.newExpireSnapshots().config(t.coreOptions().expireConfig()).expire();
+                TreeSet<String> after = listFiles(dst);
+                before.removeAll(after);
+                ObjectNode head = Canonical.F.objectNode();
+                head.put("expired", n);
+                System.err.println(head);
+                for (String p : before) {
+                    ObjectNode o = Canonical.F.objectNode();
+                    o.put("path", p);
+                    out.println(o);
+                }
+            }
+        } finally {
+            deleteTree(tmp);
+        }
+    }
+
+    /** Paimon's LocalOrphanFilesClean in dry-run mode; prints table-relative paths (sorted). */
+    private void orphans() throws Exception {
+        long olderThan = flags.containsKey("older-than-ms")
+                ? Long.parseLong(flag("older-than-ms"))
+                : Long.MAX_VALUE;
+        try (Catalog c = catalog()) {
+            FileStoreTable table = table(c);
+            LocalOrphanFilesClean clean = new LocalOrphanFilesClean(table, olderThan, true);
+            List<Path> deleted = clean.clean().getDeletedFilesPath();
+            String root = table.location().toUri().getPath();
+            List<String> rel = new ArrayList<>();
+            for (Path p : deleted == null ? Collections.<Path>emptyList() : deleted) {
+                String s = p.toUri().getPath();
+                rel.add(s.startsWith(root) ? s.substring(root.length()).replaceFirst("^/", "") : s);
+            }
+            Collections.sort(rel);
+            for (String p : rel) {
+                ObjectNode o = Canonical.F.objectNode();
+                o.put("path", p);
+                out.println(o);
+            }
+        }
+    }
+
+    private static java.nio.file.Path tablePath(String warehouse, Identifier id) {
+        String w = warehouse.startsWith("file:") ? java.net.URI.create(warehouse).getPath() : warehouse;
+        return java.nio.file.Path.of(w, id.getDatabaseName() + ".db", id.getObjectName());
+    }
+
+    private static void copyTree(java.nio.file.Path src, java.nio.file.Path dst) throws IOException {
+        try (Stream<java.nio.file.Path> s = Files.walk(src)) {
+            for (java.nio.file.Path p : (Iterable<java.nio.file.Path>) s::iterator) {
+                java.nio.file.Path q = dst.resolve(src.relativize(p).toString());
+                if (Files.isDirectory(p)) {
+                    Files.createDirectories(q);
+                } else {
+                    Files.copy(p, q, StandardCopyOption.COPY_ATTRIBUTES);
+                }
+            }
+        }
+    }
+
+    private static TreeSet<String> listFiles(java.nio.file.Path root) throws IOException {
+        TreeSet<String> out = new TreeSet<>();
+        try (Stream<java.nio.file.Path> s = Files.walk(root)) {
+            s.filter(Files::isRegularFile).forEach(p -> out.add(root.relativize(p).toString()));
+        }
+        return out;
+    }
+
+    private static void deleteTree(java.nio.file.Path root) throws IOException {
+        if (!Files.exists(root)) {
+            return;
+        }
+        Files.walkFileTree(root, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(java.nio.file.Path file, BasicFileAttributes attrs) throws IOException {
+                Files.delete(file);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult postVisitDirectory(java.nio.file.Path dir, IOException exc) throws IOException {
+                Files.delete(dir);
+                return FileVisitResult.CONTINUE;
+            }
+        });
+    }
+}

@@ -1,0 +1,155 @@
+"""pypaimon twin of the Java oracle (interop/java): prints the same canonical JSON lines.
+
+Usage: python paimon_oracle.py read --warehouse W --table db.t [--snapshot N | --tag T]
+       python paimon_oracle.py version
+
+The canonical JSON form is defined in interop/README.md; this is its Python implementation.
+"""
+
+import argparse
+import base64
+import datetime
+import decimal
+import functools
+import json
+import math
+import sys
+
+
+def canonical(value, paimon_type):
+    """Converts one value as pyarrow returns it (as_py) into its canonical JSON value."""
+    if value is None:
+        return None
+    t = str(paimon_type).upper()
+    base = t.split("(")[0].split(" ")[0].split("<")[0]
+    if base == "BOOLEAN":
+        return bool(value)
+    if base in ("TINYINT", "SMALLINT", "INT", "INTEGER", "BIGINT"):
+        return int(value)
+    if base in ("FLOAT", "DOUBLE"):
+        f = float(value)
+        if math.isnan(f):
+            return "NaN"
+        if math.isinf(f):
+            return "Infinity" if f > 0 else "-Infinity"
+        return f
+    if base in ("CHAR", "VARCHAR", "STRING"):
+        return str(value)
+    if base in ("BINARY", "VARBINARY", "BYTES"):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if base == "DECIMAL":
+        scale = int(t.split("(")[1].rstrip(")").split(")")[0].split(",")[1]) if "," in t else 0
+        d = decimal.Decimal(value).quantize(decimal.Decimal(1).scaleb(-scale))
+        return format(d, "f")
+    if base == "DATE":
+        if isinstance(value, int):
+            value = datetime.date(1970, 1, 1) + datetime.timedelta(days=value)
+        return value.isoformat()
+    if base == "TIME":
+        if isinstance(value, int):
+            ms = value
+        else:
+            ms = ((value.hour * 60 + value.minute) * 60 + value.second) * 1000 + value.microsecond // 1000
+        s, milli = divmod(ms, 1000)
+        return "%02d:%02d:%02d.%03d" % (s // 3600, (s // 60) % 60, s % 60, milli)
+    if base in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        return _timestamp(value)
+    if base == "ARRAY":
+        return [canonical(v, paimon_type.element) for v in value]
+    if base in ("MAP", "MULTISET"):
+        pairs = [[canonical(k, paimon_type.key), canonical(v, paimon_type.value)] for k, v in value]
+        pairs.sort(key=lambda p: json.dumps(p[0], separators=(",", ":")))
+        return pairs
+    if base == "ROW":
+        return {f.name: canonical(value.get(f.name), f.type) for f in paimon_type.fields}
+    return str(value)
+
+
+def _timestamp(value):
+    nanos = 0
+    if hasattr(value, "nanosecond"):  # pandas.Timestamp
+        nanos = value.nanosecond
+        value = value.to_pydatetime(warn=False)
+    if getattr(value, "tzinfo", None) is not None:
+        value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    frac = value.microsecond * 1000 + nanos
+    return "%04d-%02d-%02dT%02d:%02d:%02d.%09d" % (
+        value.year, value.month, value.day, value.hour, value.minute, value.second, frac)
+
+
+def _cmp_json(a, b):
+    if a is None or b is None:
+        return (a is not None) - (b is not None)
+    num = (int, float)
+    if isinstance(a, num) and isinstance(b, num) and not isinstance(a, bool) and not isinstance(b, bool):
+        return (a > b) - (a < b)
+    if isinstance(a, bool) and isinstance(b, bool):
+        return (a > b) - (a < b)
+    sa = json.dumps(a, separators=(",", ":"), ensure_ascii=False)
+    sb = json.dumps(b, separators=(",", ":"), ensure_ascii=False)
+    # Java compares String.toString() of the JSON node by UTF-16 code units.
+    ua, ub = sa.encode("utf-16-be"), sb.encode("utf-16-be")
+    return (ua > ub) - (ua < ub)
+
+
+def _table(args):
+    from pypaimon import CatalogFactory
+
+    catalog = CatalogFactory.create({"warehouse": args.warehouse})
+    table = catalog.get_table(args.table)
+    travel = {}
+    if args.snapshot is not None:
+        travel["scan.snapshot-id"] = str(args.snapshot)
+    if args.tag is not None:
+        travel["scan.tag-name"] = args.tag
+    if travel:
+        table = table.copy(travel)
+    return table
+
+
+def read(args, out):
+    table = _table(args)
+    rb = table.new_read_builder()
+    splits = rb.new_scan().plan().splits()
+    arrow = rb.new_read().to_arrow(splits)
+    fields = table.fields
+    rows = []
+    if arrow is not None:
+        columns = {name: arrow.column(name).to_pylist() for name in arrow.column_names}
+        for i in range(arrow.num_rows):
+            rows.append({f.name: canonical(columns[f.name][i], f.type) for f in fields})
+    keys = list(table.primary_keys) or [f.name for f in fields]
+
+    def cmp(a, b):
+        for k in keys:
+            c = _cmp_json(a.get(k), b.get(k))
+            if c:
+                return c
+        return 0
+
+    rows.sort(key=functools.cmp_to_key(cmp))
+    for r in rows:
+        out.write(json.dumps(r, separators=(",", ":"), ensure_ascii=False))
+        out.write("\n")
+
+
+def main(argv):
+    p = argparse.ArgumentParser(prog="paimon_oracle")
+    p.add_argument("verb", choices=["read", "version"])
+    p.add_argument("--warehouse")
+    p.add_argument("--table")
+    p.add_argument("--snapshot", type=int)
+    p.add_argument("--tag")
+    args = p.parse_args(argv)
+    if args.verb == "version":
+        import importlib.metadata
+        print(json.dumps({"pypaimon": importlib.metadata.version("pypaimon")}))
+        return 0
+    if not args.warehouse or not args.table:
+        p.error("read needs --warehouse and --table")
+    read(args, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
