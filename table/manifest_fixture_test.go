@@ -1,0 +1,350 @@
+package table
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/compactd/compactd/fileio"
+	"github.com/hamba/avro/v2/ocf"
+)
+
+const manifestFixturesRoot = "../../shared/fixtures"
+
+type manifestFixtureKind int
+
+const (
+	fixtureManifest manifestFixtureKind = iota
+	fixtureManifestList
+	fixtureIndexManifest
+)
+
+type manifestFixture struct {
+	path      string
+	kind      manifestFixtureKind
+	tableRoot string
+	orc       bool // the table sets manifest.format=orc
+}
+
+var orcManifestOption = regexp.MustCompile(`"manifest\.format"\s*:\s*"orc"`)
+
+// findManifestFixtures walks the fixture tree for every file in a manifest/
+// directory. The test fails (not skips) when the fixtures are missing.
+func findManifestFixtures(t *testing.T) []manifestFixture {
+	t.Helper()
+	if _, err := os.Stat(manifestFixturesRoot); err != nil {
+		t.Fatalf("fixtures not found at %s: %v", manifestFixturesRoot, err)
+	}
+	var out []manifestFixture
+	err := filepath.WalkDir(manifestFixturesRoot, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || filepath.Base(filepath.Dir(p)) != "manifest" {
+			return nil
+		}
+		name := d.Name()
+		f := manifestFixture{path: p, tableRoot: filepath.Dir(filepath.Dir(p))}
+		switch {
+		case strings.HasPrefix(name, "manifest-list-"), strings.HasPrefix(name, "avro_manifest_list_"):
+			f.kind = fixtureManifestList
+		case strings.HasPrefix(name, "index-manifest-"):
+			f.kind = fixtureIndexManifest
+		case strings.HasPrefix(name, "manifest-"), strings.HasPrefix(name, "avro_manifest_"), name == "manifest":
+			f.kind = fixtureManifest
+		default:
+			t.Errorf("unclassified file in a manifest directory: %s", p)
+			return nil
+		}
+		schemas, _ := filepath.Glob(filepath.Join(f.tableRoot, "schema", "schema-*"))
+		for _, s := range schemas {
+			b, err := os.ReadFile(s)
+			if err != nil {
+				return err
+			}
+			if orcManifestOption.Match(b) {
+				f.orc = true
+			}
+		}
+		out = append(out, f)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) < 400 {
+		t.Fatalf("found only %d manifest fixtures, expected over 400", len(out))
+	}
+	return out
+}
+
+// hambaRecordCount decodes a file with hamba/avro, an independent reader,
+// and returns its record count.
+func hambaRecordCount(t *testing.T, data []byte) int {
+	t.Helper()
+	d, err := ocf.NewDecoder(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("hamba decoder: %v", err)
+	}
+	n := 0
+	for d.HasNext() {
+		var v any
+		if err := d.Decode(&v); err != nil {
+			t.Fatalf("hamba decode record %d: %v", n, err)
+		}
+		n++
+	}
+	if err := d.Error(); err != nil {
+		t.Fatalf("hamba decode: %v", err)
+	}
+	return n
+}
+
+var roundTripCodecs = []string{"zstd", "snappy", "deflate", "none"}
+
+func TestManifestFixturesDecodeAndRoundTrip(t *testing.T) {
+	fixtures := findManifestFixtures(t)
+	counts := map[manifestFixtureKind]int{}
+	orcRefused := 0
+	for i, fx := range fixtures {
+		data, err := os.ReadFile(fx.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(manifestFixturesRoot, fx.path)
+		codec := roundTripCodecs[i%len(roundTripCodecs)]
+		if fx.orc {
+			var err error
+			switch fx.kind {
+			case fixtureManifest:
+				_, err = DecodeManifest(data)
+			case fixtureManifestList:
+				_, err = DecodeManifestList(data)
+			case fixtureIndexManifest:
+				_, err = DecodeIndexManifest(data)
+			}
+			if !errors.Is(err, ErrUnsupportedManifestFormat) || !strings.Contains(err.Error(), "ORC") {
+				t.Errorf("%s: ORC manifest: want ErrUnsupportedManifestFormat naming ORC, got %v", rel, err)
+			}
+			orcRefused++
+			continue
+		}
+		counts[fx.kind]++
+		var n int
+		var again any
+		var orig any
+		switch fx.kind {
+		case fixtureManifest:
+			entries, err := DecodeManifest(data)
+			if err != nil {
+				t.Errorf("%s: %v", rel, err)
+				continue
+			}
+			n = len(entries)
+			enc, err := EncodeManifest(entries, codec)
+			if err != nil {
+				t.Errorf("%s: encode: %v", rel, err)
+				continue
+			}
+			if got := hambaRecordCount(t, enc); got != n {
+				t.Errorf("%s: hamba reads %d records from our %s re-encoding, want %d", rel, got, codec, n)
+			}
+			orig = entries
+			again, err = DecodeManifest(enc)
+			if err != nil {
+				t.Errorf("%s: decode re-encoded: %v", rel, err)
+				continue
+			}
+		case fixtureManifestList:
+			metas, err := DecodeManifestList(data)
+			if err != nil {
+				t.Errorf("%s: %v", rel, err)
+				continue
+			}
+			n = len(metas)
+			enc, err := EncodeManifestList(metas, codec)
+			if err != nil {
+				t.Errorf("%s: encode: %v", rel, err)
+				continue
+			}
+			if got := hambaRecordCount(t, enc); got != n {
+				t.Errorf("%s: hamba reads %d records from our re-encoding, want %d", rel, got, n)
+			}
+			orig = metas
+			again, err = DecodeManifestList(enc)
+			if err != nil {
+				t.Errorf("%s: decode re-encoded: %v", rel, err)
+				continue
+			}
+		case fixtureIndexManifest:
+			entries, err := DecodeIndexManifest(data)
+			if err != nil {
+				t.Errorf("%s: %v", rel, err)
+				continue
+			}
+			n = len(entries)
+			enc, err := EncodeIndexManifest(entries, codec)
+			if err != nil {
+				t.Errorf("%s: encode: %v", rel, err)
+				continue
+			}
+			if got := hambaRecordCount(t, enc); got != n {
+				t.Errorf("%s: hamba reads %d records from our re-encoding, want %d", rel, got, n)
+			}
+			orig = entries
+			again, err = DecodeIndexManifest(enc)
+			if err != nil {
+				t.Errorf("%s: decode re-encoded: %v", rel, err)
+				continue
+			}
+		}
+		if want := hambaRecordCount(t, data); n != want {
+			t.Errorf("%s: decoded %d records, hamba reads %d", rel, n, want)
+		}
+		if !reflect.DeepEqual(orig, again) {
+			t.Errorf("%s: records differ after re-encoding with %s", rel, codec)
+		}
+	}
+	if orcRefused == 0 {
+		t.Errorf("no ORC manifest fixture was checked")
+	}
+	for k, min := range map[manifestFixtureKind]int{fixtureManifest: 100, fixtureManifestList: 200, fixtureIndexManifest: 10} {
+		if counts[k] < min {
+			t.Errorf("only %d fixtures of kind %d decoded, expected at least %d", counts[k], k, min)
+		}
+	}
+	t.Logf("decoded %d manifests, %d manifest lists, %d index manifests; %d ORC files refused",
+		counts[fixtureManifest], counts[fixtureManifestList], counts[fixtureIndexManifest], orcRefused)
+}
+
+// fixtureSchema is the part of a schema file these tests need.
+type fixtureSchema struct {
+	ID            int64       `json:"id"`
+	Fields        []DataField `json:"fields"`
+	PartitionKeys []string    `json:"partitionKeys"`
+	PrimaryKeys   []string    `json:"primaryKeys"`
+}
+
+func latestFixtureSchema(t *testing.T, tableRoot string) fixtureSchema {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(tableRoot, "schema", "schema-*"))
+	var best fixtureSchema
+	bestID := int64(-1)
+	for _, f := range files {
+		id, err := strconv.ParseInt(strings.TrimPrefix(filepath.Base(f), "schema-"), 10, 64)
+		if err != nil || id < bestID {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s fixtureSchema
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		best, bestID = s, id
+	}
+	if bestID < 0 {
+		t.Fatalf("%s: no schema", tableRoot)
+	}
+	return best
+}
+
+func (s fixtureSchema) partitionTypes(t *testing.T) []DataType {
+	var out []DataType
+	for _, k := range s.PartitionKeys {
+		i := RowType(s.Fields).Index(k)
+		if i < 0 {
+			t.Fatalf("partition key %s not in schema", k)
+		}
+		out = append(out, s.Fields[i].Type)
+	}
+	return out
+}
+
+// TestManifestListRowsMatchTheirManifests checks every manifest-list row of
+// the Java-written fixtures against the manifest it points to: exact file
+// size, ADD/DELETE counts, and the summary NewManifestFileMeta recomputes
+// (partition stats bytes, schema id, bucket/level/row-id ranges) must equal
+// what Java stored.
+func TestManifestListRowsMatchTheirManifests(t *testing.T) {
+	ctx := context.Background()
+	fio := fileio.NewLocal()
+	checked := 0
+	for _, fx := range findManifestFixtures(t) {
+		if fx.orc || fx.kind != fixtureManifestList || !strings.HasPrefix(filepath.Base(fx.path), "manifest-list-") {
+			continue
+		}
+		metas, err := ReadManifestList(ctx, fio, fx.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		schema := latestFixtureSchema(t, fx.tableRoot)
+		ptypes := schema.partitionTypes(t)
+		for _, m := range metas {
+			mp := filepath.Join(filepath.Dir(fx.path), m.FileName)
+			st, err := os.Stat(mp)
+			if err != nil {
+				continue // expired by the writer
+			}
+			if st.Size() != m.FileSize {
+				t.Errorf("%s: size %d, list says %d", mp, st.Size(), m.FileSize)
+			}
+			entries, err := ReadManifest(ctx, fio, mp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := NewManifestFileMeta(m.FileName, st.Size(), entries, ptypes, schema.ID)
+			if err != nil {
+				t.Fatalf("%s: %v", mp, err)
+			}
+			// Ranges absent from older list layouts are not compared.
+			if m.MinBucket == nil {
+				got.MinBucket, got.MaxBucket, got.MinLevel, got.MaxLevel = nil, nil, nil, nil
+			}
+			if m.MinRowID == nil && m.MaxRowID == nil {
+				got.MinRowID, got.MaxRowID = nil, nil
+			}
+			if !reflect.DeepEqual(got, m) {
+				t.Errorf("%s: recomputed list row differs\n got %+v\nwant %+v", mp, got, m)
+			}
+			checked++
+		}
+	}
+	if checked < 100 {
+		t.Fatalf("checked only %d manifest-list rows", checked)
+	}
+	t.Logf("checked %d manifest-list rows", checked)
+}
+
+func TestReadManifestErrorsNameTheFile(t *testing.T) {
+	ctx := context.Background()
+	fio := fileio.NewLocal()
+	p := filepath.Join(t.TempDir(), "manifest-broken-0")
+	if err := os.WriteFile(p, []byte("Obj\x01\x04garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, read := range map[string]func() error{
+		"manifest":       func() error { _, err := ReadManifest(ctx, fio, p); return err },
+		"manifest list":  func() error { _, err := ReadManifestList(ctx, fio, p); return err },
+		"index manifest": func() error { _, err := ReadIndexManifest(ctx, fio, p); return err },
+	} {
+		err := read()
+		if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: error %v does not name the file", name, err)
+		}
+	}
+	_, err := ReadManifest(ctx, fio, filepath.Join(t.TempDir(), "missing"))
+	if !errors.Is(err, fileio.ErrNotExist) {
+		t.Errorf("missing manifest: want ErrNotExist, got %v", err)
+	}
+}
