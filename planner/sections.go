@@ -48,7 +48,7 @@ func (h *runHeap) Less(i, j int) bool {
 	return h.cmp(a[len(a)-1].MaxKey, b[len(b)-1].MaxKey) < 0
 }
 func (h *runHeap) Swap(i, j int) { h.runs[i], h.runs[j] = h.runs[j], h.runs[i] }
-func (h *runHeap) Push(x any)   { h.runs = append(h.runs, x.([]File)) }
+func (h *runHeap) Push(x any)    { h.runs = append(h.runs, x.([]File)) }
 func (h *runHeap) Pop() any {
 	n := len(h.runs) - 1
 	r := h.runs[n]

@@ -36,7 +36,7 @@ func Pick(numLevels int, runs []LevelRun, opts Options) *Unit {
 // mutates EarlyFullCompaction and ForceUpLevel0Compaction.
 func PickAt(numLevels int, runs []LevelRun, opts Options, now time.Time, st BucketState) (*Unit, BucketState) {
 	p := picker{opts: &opts, numLevels: numLevels, runs: runs, now: now, st: st}
-	if p.st.LastFullCompaction.IsZero() {
+	if p.st.LastFullCompaction.IsZero() && opts.earlyFullConfigured() {
 		p.st.LastFullCompaction = estimateLastFull(runs, opts.NumLevels)
 	}
 	u := p.universal()
@@ -52,7 +52,9 @@ func PickAt(numLevels int, runs []LevelRun, opts Options, now time.Time, st Buck
 			u = p.forcePickL0("force level 0 up (lookup-style table or compaction.force-up-level-0)")
 		}
 	}
-	if u != nil && u.Full {
+	if u != nil && u.Full && opts.earlyFullConfigured() {
+		// Java records the time only inside EarlyFullCompaction, which
+		// exists only when one of its options is set.
 		p.st.LastFullCompaction = now
 	}
 	return u, p.st
@@ -74,6 +76,10 @@ func estimateLastFull(runs []LevelRun, numLevels int) time.Time {
 		}
 	}
 	return t
+}
+
+func (o *Options) earlyFullConfigured() bool {
+	return o.OptimizationInterval != nil || o.TotalSizeThreshold != nil || o.IncrementalSizeThreshold != nil
 }
 
 type picker struct {
@@ -113,7 +119,7 @@ func (p *picker) universal() *Unit {
 // earlyFull is EarlyFullCompaction.tryFullCompact.
 func (p *picker) earlyFull() *Unit {
 	o := p.opts
-	if o.OptimizationInterval == nil && o.TotalSizeThreshold == nil && o.IncrementalSizeThreshold == nil {
+	if !o.earlyFullConfigured() {
 		return nil
 	}
 	if len(p.runs) == 1 {
