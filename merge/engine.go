@@ -1,0 +1,325 @@
+package merge
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/compactd/compactd/table"
+)
+
+// Merge engine names (option merge-engine).
+const (
+	EngineDeduplicate   = "deduplicate"
+	EnginePartialUpdate = "partial-update"
+	EngineAggregation   = "aggregation"
+	EngineFirstRow      = "first-row"
+)
+
+// Option keys read by this package (CoreOptions).
+const (
+	OptMergeEngine                        = "merge-engine"
+	OptIgnoreDelete                       = "ignore-delete"
+	OptSequenceField                      = "sequence.field"
+	OptSequenceFieldSortOrder             = "sequence.field.sort-order"
+	OptRowKindField                       = "rowkind.field"
+	OptPartialUpdateRemoveOnDelete        = "partial-update.remove-record-on-delete"
+	OptPartialUpdateRemoveOnSequenceGroup = "partial-update.remove-record-on-sequence-group"
+	OptAggregationRemoveOnDelete          = "aggregation.remove-record-on-delete"
+	OptFieldsDefaultAggFunc               = "fields.default-aggregate-function"
+)
+
+// ignoreDeleteFallbackKeys are the older names of ignore-delete, consulted in
+// this order when ignore-delete itself is absent.
+var ignoreDeleteFallbackKeys = []string{"first-row.ignore-delete", "deduplicate.ignore-delete", "partial-update.ignore-delete"}
+
+// Engine is a table's merge engine with every merge-related option resolved
+// and validated. It is immutable and safe for concurrent use; NewFunction
+// gives each merge its own state.
+//
+// Result records (what Function.Result returns for a key with ≥ 2 records;
+// a key with one record passes unchanged through the reducer):
+//
+//   - deduplicate: the newest record as it is — its sequence number and row
+//     kind included (a trailing -D/-U stays a retraction). With ignore-delete,
+//     retractions are skipped and a key with only retractions yields nothing.
+//   - first-row: the oldest +I/+U record as it is; with ignore-delete
+//     retractions are skipped, otherwise a retraction is an error.
+//   - partial-update: a new +I row (or -D, see PartialUpdate) carrying the key
+//     of the newest record and the sequence number of the newest record that
+//     was not skipped by ignore-delete (0 if all were skipped).
+//   - aggregation: a new +I row (-D only if aggregation.remove-record-on-delete
+//     and the newest record is a -D) with the newest record's key and sequence
+//     number.
+type Engine struct {
+	name         string
+	rowType      table.RowType
+	primaryKeys  []string
+	keyTypes     []table.DataType
+	ignoreDelete bool
+	seqFields    []int
+	seqAscending bool
+
+	partial *partialConfig
+	agg     *aggConfig
+}
+
+// Validate checks that the merge options of a table are supported and
+// consistent, without touching data. It reports the first problem, naming
+// the option.
+func Validate(options map[string]string, rowType table.RowType, primaryKeys []string) error {
+	_, err := NewEngine(options, rowType, primaryKeys)
+	return err
+}
+
+// NewMergeFunction returns a fresh merge function for the table.
+func NewMergeFunction(options map[string]string, rowType table.RowType, primaryKeys []string) (Function, error) {
+	e, err := NewEngine(options, rowType, primaryKeys)
+	if err != nil {
+		return nil, err
+	}
+	return e.NewFunction(), nil
+}
+
+// NewEngine resolves the merge engine of a primary-key table from its options
+// (schema options merged with any dynamic options), value row type (all
+// columns, in schema order) and primary key names.
+func NewEngine(options map[string]string, rowType table.RowType, primaryKeys []string) (*Engine, error) {
+	if len(primaryKeys) == 0 {
+		return nil, fmt.Errorf("merge engines apply to primary-key tables only, the table has no primary key")
+	}
+	e := &Engine{rowType: rowType, primaryKeys: primaryKeys, seqAscending: true}
+	for _, pk := range primaryKeys {
+		i := rowType.Index(pk)
+		if i < 0 {
+			return nil, fmt.Errorf("primary key field %q not found in the row type", pk)
+		}
+		e.keyTypes = append(e.keyTypes, rowType[i].Type)
+	}
+
+	name := EngineDeduplicate
+	if v, ok := options[OptMergeEngine]; ok {
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case EngineDeduplicate, EnginePartialUpdate, EngineAggregation, EngineFirstRow:
+			name = strings.ToLower(strings.TrimSpace(v))
+		default:
+			return nil, fmt.Errorf("option %s: unsupported merge engine %q (want deduplicate, partial-update, aggregation or first-row)", OptMergeEngine, v)
+		}
+	}
+	e.name = name
+
+	var err error
+	if e.ignoreDelete, err = boolOption(options, OptIgnoreDelete, false, ignoreDeleteFallbackKeys...); err != nil {
+		return nil, err
+	}
+	if err := validateFieldsPrefix(options, rowType); err != nil {
+		return nil, err
+	}
+	if err := e.parseSequenceField(options); err != nil {
+		return nil, err
+	}
+	if f, ok := options[OptRowKindField]; ok && rowType.Index(f) < 0 {
+		return nil, fmt.Errorf("option %s: rowkind field %q can not be found in table schema", OptRowKindField, f)
+	}
+
+	switch name {
+	case EnginePartialUpdate:
+		if e.partial, err = newPartialConfig(options, e); err != nil {
+			return nil, err
+		}
+	case EngineAggregation:
+		if e.agg, err = newAggConfig(options, e); err != nil {
+			return nil, err
+		}
+	case EngineFirstRow:
+		if len(e.seqFields) > 0 {
+			return nil, fmt.Errorf("option %s: sequence field is not supported with the first-row merge engine", OptSequenceField)
+		}
+	}
+	return e, nil
+}
+
+// Name is the merge engine: deduplicate, partial-update, aggregation or first-row.
+func (e *Engine) Name() string { return e.name }
+
+// KeyTypes are the types of the primary key fields, in key order.
+func (e *Engine) KeyTypes() []table.DataType { return e.keyTypes }
+
+// IgnoreDelete reports ignore-delete (or one of its older names).
+func (e *Engine) IgnoreDelete() bool { return e.ignoreDelete }
+
+// HasSequenceField reports whether sequence.field is set.
+func (e *Engine) HasSequenceField() bool { return len(e.seqFields) > 0 }
+
+// SeqCompare orders two value rows by sequence.field as Paimon's
+// UserDefinedSeqComparator does: field by field, each by CompareValues,
+// negated for descending sort order except that NULL always sorts first. It
+// is nil when the table has no sequence.field.
+func (e *Engine) SeqCompare() func(a, b table.Row) int {
+	if len(e.seqFields) == 0 {
+		return nil
+	}
+	return fieldsComparator(e.rowType, e.seqFields, e.seqAscending)
+}
+
+// NewFunction returns a merge function with fresh state.
+func (e *Engine) NewFunction() Function {
+	switch e.name {
+	case EnginePartialUpdate:
+		return newPartialUpdate(e.partial, e.rowType, e.ignoreDelete)
+	case EngineAggregation:
+		return newAggregate(e.agg, e.rowType)
+	case EngineFirstRow:
+		return &firstRow{ignoreDelete: e.ignoreDelete}
+	default:
+		return &deduplicate{ignoreDelete: e.ignoreDelete}
+	}
+}
+
+// ReaderOptions returns the Options for merging this table's runs.
+func (e *Engine) ReaderOptions(dropDelete bool) Options {
+	return Options{KeyTypes: e.keyTypes, SeqCompare: e.SeqCompare(), DropDelete: dropDelete}
+}
+
+// NewReader merges runs of this table with a fresh merge function.
+func (e *Engine) NewReader(ctx context.Context, runs []Iterator, dropDelete bool) *Reader {
+	return NewReader(ctx, runs, e.NewFunction(), e.ReaderOptions(dropDelete))
+}
+
+func (e *Engine) parseSequenceField(options map[string]string) error {
+	v, ok := options[OptSequenceField]
+	if ok {
+		seen := map[string]bool{}
+		for _, f := range strings.Split(v, ",") {
+			f = strings.TrimSpace(f)
+			i := e.rowType.Index(f)
+			if i < 0 {
+				return fmt.Errorf("option %s: sequence field %q can not be found in table schema", OptSequenceField, f)
+			}
+			if _, ok := options[fieldKey(f, "aggregate-function")]; ok {
+				return fmt.Errorf("option %s: should not define aggregation on sequence field %q", fieldKey(f, "aggregate-function"), f)
+			}
+			if seen[f] {
+				return fmt.Errorf("option %s: sequence field %q is defined repeatedly", OptSequenceField, f)
+			}
+			seen[f] = true
+			e.seqFields = append(e.seqFields, i)
+		}
+	}
+	if v, ok := options[OptSequenceFieldSortOrder]; ok {
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "ascending":
+			e.seqAscending = true
+		case "descending":
+			e.seqAscending = false
+		default:
+			return fmt.Errorf("option %s: invalid value %q (want ascending or descending)", OptSequenceFieldSortOrder, v)
+		}
+	}
+	return nil
+}
+
+// fieldsComparator is UserDefinedSeqComparator over the given field indexes:
+// nulls first regardless of direction (Paimon generates nullIsLast=false and
+// only negates the non-null comparison).
+func fieldsComparator(rowType table.RowType, fields []int, ascending bool) func(a, b table.Row) int {
+	types := make([]table.DataType, len(fields))
+	for i, f := range fields {
+		types[i] = rowType[f].Type
+	}
+	return func(a, b table.Row) int {
+		for i, f := range fields {
+			x, y := field(a, f), field(b, f)
+			switch {
+			case x == nil && y == nil:
+				continue
+			case x == nil:
+				return -1
+			case y == nil:
+				return 1
+			}
+			c := table.CompareValues(types[i], x, y)
+			if c != 0 {
+				if !ascending {
+					return -c
+				}
+				return c
+			}
+		}
+		return 0
+	}
+}
+
+func field(r table.Row, i int) any {
+	if i < len(r) {
+		return r[i]
+	}
+	return nil
+}
+
+func fieldKey(field, suffix string) string { return "fields." + field + "." + suffix }
+
+// boolOption reads a boolean option as Paimon's Options does: the key, then
+// its fallback keys in order; "true"/"false" in any case.
+func boolOption(options map[string]string, key string, def bool, fallbacks ...string) (bool, error) {
+	for _, k := range append([]string{key}, fallbacks...) {
+		v, ok := options[k]
+		if !ok {
+			continue
+		}
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		}
+		return false, fmt.Errorf("option %s: invalid boolean %q", k, v)
+	}
+	return def, nil
+}
+
+// validateFieldsPrefix mirrors SchemaValidation.validateFieldsPrefix: every
+// "fields.<a,b>.<...>" option must name existing fields, and dotted paths into
+// ROW fields are rejected.
+func validateFieldsPrefix(options map[string]string, rowType table.RowType) error {
+	for _, k := range sortedKeys(options) {
+		if !strings.HasPrefix(k, "fields") {
+			continue
+		}
+		segments := strings.Split(k, ".")
+		if len(segments) < 2 {
+			return fmt.Errorf("option %s: missing field name", k)
+		}
+		fields := strings.Split(segments[1], ",")
+		for _, f := range fields {
+			if f != "default-aggregate-function" && rowType.Index(f) < 0 {
+				return fmt.Errorf("option %s: field %s can not be found in table schema", k, f)
+			}
+		}
+		if len(segments) > 3 && len(fields) == 1 {
+			if i := rowType.Index(fields[0]); i >= 0 && rowType[i].Type.Root == table.TypeRow {
+				return fmt.Errorf("option %s: nested-field path is not supported on ROW field %q", k, fields[0])
+			}
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

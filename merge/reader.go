@@ -1,0 +1,321 @@
+package merge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/compactd/compactd/table"
+)
+
+// Function is a merge function (Java MergeFunction): after Reset it receives
+// all records of one key, oldest first, and Result returns the merged record.
+// ok=false means the key produces no row.
+type Function interface {
+	Reset()
+	Add(kv table.KeyValue) error
+	Result() (kv table.KeyValue, ok bool, err error)
+}
+
+// Options configure a Reader.
+type Options struct {
+	// KeyTypes are the types of the trimmed primary key, in key order.
+	KeyTypes []table.DataType
+	// SeqCompare orders two value rows by the user-defined sequence fields
+	// (sequence.field with sequence.field.sort-order); nil if the table has none.
+	// Engine.SeqCompare provides it.
+	SeqCompare func(a, b table.Row) int
+	// DropDelete drops merged records whose kind is -U or -D. Set it when the
+	// output goes to the highest level (or when all files are rewritten).
+	DropDelete bool
+	// Lookup applies Paimon's LookupMergeFunction (lookup changelog, deletion
+	// vectors, first-row): of the records coming from levels > 0 only the one from
+	// the lowest level is merged, plus every level-0 record, and the merge
+	// function sees every key even when it has a single record. Records get their
+	// level from iterators implementing Leveled (see WithLevel). Looking keys up
+	// in levels above the output and producing changelog is the caller's job.
+	// Without Lookup the reducer wrapper is used: a key with exactly one record
+	// is emitted unchanged without calling the merge function.
+	Lookup bool
+}
+
+// Reader merges sorted runs into one stream with one record per key (or none,
+// when the merge function drops the key or DropDelete drops a retraction).
+//
+// Records of one key reach the merge function in Paimon's merge order
+// (SortMergeReaderWithMinHeap / WithLoserTree): user sequence fields, then
+// _SEQUENCE_NUMBER ascending, then retractions before additions. Paimon leaves
+// any remaining tie to reader position; here the run given first wins the tie
+// (is treated as older).
+//
+// Memory: one pending record per run plus the records of the current key
+// (only the first of them without Lookup). Reader implements Iterator, so the
+// outputs of consecutive sections can be chained with Concat.
+type Reader struct {
+	ctx   context.Context
+	opts  Options
+	fn    Function
+	heap  []*cursor
+	runs  []*cursor
+	group []groupRecord // Lookup only
+	init  bool
+	err   error
+}
+
+type cursor struct {
+	it    Iterator
+	run   int
+	kv    table.KeyValue
+	level int
+}
+
+type groupRecord struct {
+	kv    table.KeyValue
+	level int
+}
+
+// NewReader merges runs through fn. The reader owns the runs: Close closes them.
+func NewReader(ctx context.Context, runs []Iterator, fn Function, opts Options) *Reader {
+	r := &Reader{ctx: ctx, opts: opts, fn: fn}
+	for i, it := range runs {
+		r.runs = append(r.runs, &cursor{it: it, run: i})
+	}
+	return r
+}
+
+func (r *Reader) start() error {
+	r.init = true
+	for _, c := range r.runs {
+		ok, err := c.advance()
+		if err != nil {
+			return err
+		}
+		if ok {
+			r.push(c)
+		}
+	}
+	return nil
+}
+
+func (c *cursor) advance() (bool, error) {
+	kv, err := c.it.Next()
+	if errors.Is(err, io.EOF) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read sorted run %d: %w", c.run, err)
+	}
+	c.kv, c.level = kv, levelOf(c.it)
+	return true, nil
+}
+
+// Next returns the next merged record, io.EOF at the end.
+func (r *Reader) Next() (table.KeyValue, error) {
+	if r.err != nil {
+		return table.KeyValue{}, r.err
+	}
+	kv, err := r.next()
+	if err != nil && !errors.Is(err, io.EOF) {
+		r.err = err
+	}
+	return kv, err
+}
+
+func (r *Reader) next() (table.KeyValue, error) {
+	if !r.init {
+		if err := r.start(); err != nil {
+			return table.KeyValue{}, err
+		}
+	}
+	for n := 0; ; n++ {
+		if n&1023 == 1023 && r.ctx != nil {
+			if err := r.ctx.Err(); err != nil {
+				return table.KeyValue{}, err
+			}
+		}
+		if len(r.heap) == 0 {
+			return table.KeyValue{}, io.EOF
+		}
+		kv, ok, err := r.mergeOneKey()
+		if err != nil {
+			return table.KeyValue{}, err
+		}
+		if !ok {
+			continue
+		}
+		if r.opts.DropDelete && !kv.Kind.IsAdd() {
+			continue
+		}
+		return kv, nil
+	}
+}
+
+// mergeOneKey pops every record of the smallest key and merges them.
+func (r *Reader) mergeOneKey() (table.KeyValue, bool, error) {
+	var (
+		first       table.KeyValue
+		count       int
+		key         table.Row
+		initialized bool
+	)
+	r.group = r.group[:0]
+	for len(r.heap) > 0 {
+		c := r.heap[0]
+		if count > 0 && table.CompareRows(r.opts.KeyTypes, c.kv.Key, key) != 0 {
+			break
+		}
+		kv, level := c.kv, c.level
+		ok, err := c.advance()
+		if err != nil {
+			return table.KeyValue{}, false, err
+		}
+		if ok {
+			r.fix0()
+		} else {
+			r.pop0()
+		}
+		if count == 0 {
+			key = kv.Key
+		}
+		count++
+		if r.opts.Lookup {
+			r.group = append(r.group, groupRecord{kv: kv, level: level})
+			continue
+		}
+		// Reducer wrapper: the merge function runs only from the second record on.
+		switch {
+		case count == 1:
+			first = kv
+		case !initialized:
+			initialized = true
+			r.fn.Reset()
+			if err := r.fn.Add(first); err != nil {
+				return table.KeyValue{}, false, r.keyErr(key, err)
+			}
+			fallthrough
+		default:
+			if err := r.fn.Add(kv); err != nil {
+				return table.KeyValue{}, false, r.keyErr(key, err)
+			}
+		}
+	}
+	if r.opts.Lookup {
+		return r.lookupResult(key)
+	}
+	if !initialized {
+		return first, true, nil
+	}
+	kv, ok, err := r.fn.Result()
+	if err != nil {
+		return table.KeyValue{}, false, r.keyErr(key, err)
+	}
+	return kv, ok, nil
+}
+
+// lookupResult is LookupMergeFunction.getResult: merge the level <= 0 records
+// and the first record of the lowest level above 0.
+func (r *Reader) lookupResult(key table.Row) (table.KeyValue, bool, error) {
+	high := -1
+	for i, g := range r.group {
+		if g.level > 0 && (high < 0 || g.level < r.group[high].level) {
+			high = i
+		}
+	}
+	r.fn.Reset()
+	for i, g := range r.group {
+		if g.level <= 0 || i == high {
+			if err := r.fn.Add(g.kv); err != nil {
+				return table.KeyValue{}, false, r.keyErr(key, err)
+			}
+		}
+	}
+	kv, ok, err := r.fn.Result()
+	if err != nil {
+		return table.KeyValue{}, false, r.keyErr(key, err)
+	}
+	return kv, ok, nil
+}
+
+func (r *Reader) keyErr(key table.Row, err error) error {
+	return fmt.Errorf("merge key %v: %w", []any(key), err)
+}
+
+// Close closes every run.
+func (r *Reader) Close() error {
+	var errs []error
+	for _, c := range r.runs {
+		errs = append(errs, c.it.Close())
+	}
+	r.runs, r.heap = nil, nil
+	if r.err == nil {
+		r.err = errors.New("merge reader closed")
+	}
+	return errors.Join(errs...)
+}
+
+// less is the merge order of two pending records.
+func (r *Reader) less(a, b *cursor) bool {
+	if c := table.CompareRows(r.opts.KeyTypes, a.kv.Key, b.kv.Key); c != 0 {
+		return c < 0
+	}
+	if r.opts.SeqCompare != nil {
+		if c := r.opts.SeqCompare(a.kv.Value, b.kv.Value); c != 0 {
+			return c < 0
+		}
+	}
+	if a.kv.Seq != b.kv.Seq {
+		return a.kv.Seq < b.kv.Seq
+	}
+	// Paimon (after 2.0.0) puts retractions before additions on a full tie.
+	if aa, ba := a.kv.Kind.IsAdd(), b.kv.Kind.IsAdd(); aa != ba {
+		return !aa
+	}
+	return a.run < b.run
+}
+
+// The heap is hand-rolled (rather than container/heap) to avoid interface
+// boxing on the hot path; fix0 replaces the top after its cursor advanced.
+
+func (r *Reader) push(c *cursor) {
+	r.heap = append(r.heap, c)
+	i := len(r.heap) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !r.less(r.heap[i], r.heap[p]) {
+			break
+		}
+		r.heap[i], r.heap[p] = r.heap[p], r.heap[i]
+		i = p
+	}
+}
+
+func (r *Reader) pop0() {
+	n := len(r.heap) - 1
+	r.heap[0] = r.heap[n]
+	r.heap[n] = nil
+	r.heap = r.heap[:n]
+	if n > 0 {
+		r.fix0()
+	}
+}
+
+func (r *Reader) fix0() {
+	h := r.heap
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if rr := l + 1; rr < len(h) && r.less(h[rr], h[l]) {
+			m = rr
+		}
+		if !r.less(h[m], h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
