@@ -23,11 +23,17 @@ func appendQueue(files []File) []File {
 	return q
 }
 
-// PickAppend is BucketedAppendCompactManager.pickCompactBefore (release
-// 1.4.1 and later): slide a window over the files, oldest first, and return
-// the first window that reaches minFileNum files; the window's oldest file
-// is dropped whenever its total size reaches 2 × target. Nil if none.
-func PickAppend(files []File, minFileNum int, targetFileSize int64) []File {
+// PickAppend is BucketedAppendCompactManager.pickCompactBefore: slide a
+// window over the files, oldest first, and return the first window that
+// reaches compaction.min.file-num files; the window's oldest file is dropped
+// whenever the window's total size reaches 2 × target-file-size (1 × before
+// release 1.4.1, Behavior13). Nil if none.
+func PickAppend(files []File, opts Options) []File {
+	minFileNum := opts.MinFileNum
+	limit := 2 * opts.TargetFileSize
+	if opts.Behavior == Behavior13 {
+		limit = opts.TargetFileSize
+	}
 	q := appendQueue(files)
 	start := 0
 	var total int64
@@ -36,7 +42,7 @@ func PickAppend(files []File, minFileNum int, targetFileSize int64) []File {
 		if i-start+1 >= minFileNum {
 			return q[start : i+1]
 		}
-		if total >= 2*targetFileSize {
+		if total >= limit {
 			total -= q[start].Size
 			start++
 		}
@@ -60,7 +66,7 @@ func planBucketedAppend(b *Bucket, opts Options) *Job {
 	if opts.Strategy == StrategyFull {
 		return fullAppend(b, opts)
 	}
-	picked := PickAppend(b.Files, opts.MinFileNum, opts.TargetFileSize)
+	picked := PickAppend(b.Files, opts)
 	if picked == nil {
 		return nil
 	}
@@ -80,6 +86,9 @@ func fullAppend(b *Bucket, opts Options) *Job {
 		return nil
 	}
 	small := opts.CompactionFileSize()
+	if opts.Behavior == Behavior13 {
+		small = opts.TargetFileSize
+	}
 	if !opts.ForceRewriteAllFiles {
 		// Leading large files stay, unless a deletion vector forces a rewrite.
 		for len(q) > 0 && q[0].Size >= small && !(dv && q[0].HasDeletionVector) {

@@ -14,7 +14,7 @@ import (
 
 // The golden files under testdata/ drive the planner from text. Commands:
 //
-//	options [pk=true|false] [behavior=2.0|head] [strategy=minor|full] <paimon-key>=<value>...
+//	options [pk=true|false] [behavior=2.0|head|1.4|1.3] [strategy=minor|full] <paimon-key>=<value>...
 //	define                      one bucket per "bucket <partition>/<n>" line (default "/0"), then
 //	  L<level>: <file> [attr...] <file> [attr...]
 //	    file  = name:minKey-maxKey@seq  or  name:minKey-maxKey@minSeq-maxSeq
@@ -76,8 +76,13 @@ func (h *ddHarness) run(t *testing.T, d *datadriven.TestData) string {
 			case "pk":
 				pk = v == "true"
 			case "behavior":
-				if v == "head" {
+				switch v {
+				case "head":
 					beh = BehaviorHead
+				case "1.4":
+					beh = Behavior14
+				case "1.3":
+					beh = Behavior13
 				}
 			case "strategy":
 				if v == "full" {

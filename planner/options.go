@@ -33,6 +33,16 @@ const (
 	// triggered the size-ratio loop keeps absorbing level-0/level-1 runs,
 	// and a forced level-0 pick starts with level 0 only.
 	BehaviorHead
+	// Behavior14 reproduces releases 1.4.1/1.4.2: like 2.0.0, but a forced
+	// level-0 pick starts with level 0 only and the time of the last full
+	// compaction is unknown when no state is given (no estimate from files).
+	Behavior14
+	// Behavior13 reproduces the 1.3 line: as Behavior14, plus no
+	// compaction.incremental-size-threshold, a total-size-threshold full
+	// compaction does not restart the optimization interval, and the
+	// bucketed-append window slides at target-file-size (not 2×) while an
+	// append full compaction treats files >= target-file-size as large.
+	Behavior13
 )
 
 // Options are the table options the planner uses, typed, with Paimon's

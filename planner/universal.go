@@ -16,6 +16,8 @@ type Unit struct {
 	Full bool
 	// Reason names the trigger and its numbers.
 	Reason string
+
+	keepLastFull bool // 1.3 total-size trigger: the interval is not restarted
 }
 
 // Pick is Paimon's universal compaction pick (UniversalCompaction.pick,
@@ -36,7 +38,8 @@ func Pick(numLevels int, runs []LevelRun, opts Options) *Unit {
 // mutates EarlyFullCompaction and ForceUpLevel0Compaction.
 func PickAt(numLevels int, runs []LevelRun, opts Options, now time.Time, st BucketState) (*Unit, BucketState) {
 	p := picker{opts: &opts, numLevels: numLevels, runs: runs, now: now, st: st}
-	if p.st.LastFullCompaction.IsZero() && opts.earlyFullConfigured() {
+	if p.st.LastFullCompaction.IsZero() && opts.earlyFullConfigured() &&
+		(opts.Behavior == Behavior20 || opts.Behavior == BehaviorHead) {
 		p.st.LastFullCompaction = estimateLastFull(runs, opts.NumLevels)
 	}
 	u := p.universal()
@@ -52,7 +55,7 @@ func PickAt(numLevels int, runs []LevelRun, opts Options, now time.Time, st Buck
 			u = p.forcePickL0("force level 0 up (lookup-style table or compaction.force-up-level-0)")
 		}
 	}
-	if u != nil && u.Full && opts.earlyFullConfigured() {
+	if u != nil && u.Full && !u.keepLastFull && opts.earlyFullConfigured() {
 		// Java records the time only inside EarlyFullCompaction, which
 		// exists only when one of its options is set.
 		p.st.LastFullCompaction = now
@@ -141,10 +144,12 @@ func (p *picker) earlyFull() *Unit {
 			total += r.Size()
 		}
 		if total < *th {
-			return p.all(fmt.Sprintf("total size %d < total-size-threshold %d", total, *th))
+			u := p.all(fmt.Sprintf("total size %d < total-size-threshold %d", total, *th))
+			u.keepLastFull = o.Behavior == Behavior13
+			return u
 		}
 	}
-	if th := o.IncrementalSizeThreshold; th != nil {
+	if th := o.IncrementalSizeThreshold; th != nil && o.Behavior != Behavior13 {
 		var inc int64
 		for _, r := range p.runs {
 			if r.Level != p.maxLevel() {
