@@ -1,0 +1,222 @@
+package planner
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// pickVector is one decision of Java Paimon's picker. The generated file
+// (testdata/paimon_pick_vectors.jsonl) comes from interop/java's `pick`
+// command, which runs Paimon's own UniversalCompaction/ForceUpLevel0Compaction
+// and post-processes the unit as MergeTreeCompactManager.triggerCompaction
+// does. The input may sit under "input" or at the top level, the output
+// under "output" or "expected".
+type pickVector struct {
+	Why           string          `json:"why"`
+	Version       string          `json:"version"`
+	PaimonVersion string          `json:"paimonVersion"`
+	Input         *pickInput      `json:"input"`
+	Output        json.RawMessage `json:"output"`
+	Expected      json.RawMessage `json:"expected"`
+	pickInput
+}
+
+type pickInput struct {
+	NumLevels *int           `json:"numLevels"`
+	Options   map[string]any `json:"options"`
+	Runs      []struct {
+		Level int
+		Size  int64
+	} `json:"runs"`
+	Version string `json:"version"`
+}
+
+type pickOutput struct {
+	Pick        *json.RawMessage `json:"pick"`
+	OutputLevel *int             `json:"outputLevel"`
+	Runs        []int            `json:"runs"`
+	DropDelete  bool             `json:"dropDelete"`
+}
+
+// vectorBehavior maps a Paimon version to the Behavior reproducing it. The
+// interop oracle pins paimon 1.4.2 (the newest paimon-bundle on Maven
+// Central), so that is the default.
+func vectorBehavior(v string) (Behavior, error) {
+	switch {
+	case v == "" || strings.HasPrefix(v, "1.4"):
+		return Behavior14, nil
+	case strings.HasPrefix(v, "1.3"):
+		return Behavior13, nil
+	case strings.HasPrefix(v, "2.0"):
+		return Behavior20, nil
+	case v == "head" || strings.HasPrefix(v, "2.1"):
+		return BehaviorHead, nil
+	}
+	return 0, fmt.Errorf("unknown paimon version %q", v)
+}
+
+// runVector returns the planner's answer in the vector output format.
+func runVector(in pickInput, beh Behavior) (string, error) {
+	m := make(map[string]string, len(in.Options))
+	for k, v := range in.Options {
+		m[k] = fmt.Sprint(v)
+	}
+	opts, err := ParseOptions(m, true)
+	if err != nil {
+		return "", err
+	}
+	opts.Behavior = beh
+	numLevels := opts.NumLevels
+	if in.NumLevels != nil {
+		numLevels = *in.NumLevels
+	}
+	runs := make([]LevelRun, len(in.Runs))
+	for i, r := range in.Runs {
+		runs[i] = LevelRun{Level: r.Level, Files: []File{{Name: fmt.Sprint(i), Level: r.Level, Size: r.Size}}}
+	}
+	// The oracle builds a fresh strategy per line: no state, and a clock
+	// that never sees a previous full compaction.
+	u, _ := PickAt(numLevels, runs, opts, time.Now(), BucketState{})
+	if u == nil || len(u.Files) == 0 || (len(u.Files) == 1 && u.Files[0].Level == u.OutputLevel) {
+		return `{"pick":null}`, nil
+	}
+	idx := make([]int, u.RunCount)
+	for i := range idx {
+		idx[i] = i
+	}
+	lv := Levels{NumLevels: numLevels, Runs: runs}
+	b, _ := json.Marshal(struct {
+		OutputLevel int   `json:"outputLevel"`
+		Runs        []int `json:"runs"`
+		DropDelete  bool  `json:"dropDelete"`
+	}{u.OutputLevel, idx, dropDelete(lv, u.OutputLevel, opts)})
+	return string(b), nil
+}
+
+func canonicalOutput(raw json.RawMessage) (string, error) {
+	var o pickOutput
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return "", err
+	}
+	if o.OutputLevel == nil {
+		return `{"pick":null}`, nil
+	}
+	runs := slices.Clone(o.Runs)
+	slices.Sort(runs)
+	if runs == nil {
+		runs = []int{}
+	}
+	b, _ := json.Marshal(struct {
+		OutputLevel int   `json:"outputLevel"`
+		Runs        []int `json:"runs"`
+		DropDelete  bool  `json:"dropDelete"`
+	}{*o.OutputLevel, runs, o.DropDelete})
+	return string(b), nil
+}
+
+func checkVectorFile(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	n, line := 0, 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		var v pickVector
+		if err := json.Unmarshal([]byte(text), &v); err != nil {
+			t.Fatalf("%s:%d: %v", path, line, err)
+		}
+		in := v.pickInput
+		if v.Input != nil {
+			in = *v.Input
+		}
+		ver := v.Version
+		if ver == "" {
+			ver = v.PaimonVersion
+		}
+		if ver == "" {
+			ver = in.Version
+		}
+		beh, err := vectorBehavior(ver)
+		if err != nil {
+			t.Fatalf("%s:%d: %v", path, line, err)
+		}
+		if _, ok := in.Options["compaction.offpeak.start.hour"]; ok {
+			// The oracle reads the wall clock for off-peak hours.
+			t.Logf("%s:%d: skipped: off-peak vectors depend on the oracle's clock", path, line)
+			continue
+		}
+		out := v.Output
+		if out == nil {
+			out = v.Expected
+		}
+		want, err := canonicalOutput(out)
+		if err != nil {
+			t.Fatalf("%s:%d: output: %v", path, line, err)
+		}
+		got, err := runVector(in, beh)
+		if err != nil {
+			t.Fatalf("%s:%d: %v", path, line, err)
+		}
+		if got != want {
+			t.Errorf("%s:%d (%s): got %s, Paimon %s\n  input: %s", path, line, v.Why, got, want, text)
+		}
+		n++
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestPickVectorsHandDerived checks vectors derived by reading the Java
+// sources (UniversalCompaction, ForceUpLevel0Compaction, EarlyFullCompaction
+// at release-1.4.2 and release-2.0.0).
+func TestPickVectorsHandDerived(t *testing.T) {
+	if n := checkVectorFile(t, "testdata/hand_pick_vectors.jsonl"); n < 15 {
+		t.Fatalf("only %d hand vectors checked", n)
+	}
+}
+
+// TestPickVectorsFromPaimon compares the planner with decisions recorded from
+// Java Paimon. The file is produced by another part of the build; without it
+// the test skips, unless COMPACTD_REQUIRE_VECTORS=1 makes its absence fail.
+func TestPickVectorsFromPaimon(t *testing.T) {
+	const path = "testdata/paimon_pick_vectors.jsonl"
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv("COMPACTD_REQUIRE_VECTORS") == "1" {
+			t.Fatalf("COMPACTD_REQUIRE_VECTORS=1 but %s is missing: %v", path, err)
+		}
+		t.Skipf("%s not generated yet (set COMPACTD_REQUIRE_VECTORS=1 to require it)", path)
+	}
+	n := checkVectorFile(t, path)
+	if n == 0 {
+		t.Fatalf("%s holds no vectors", path)
+	}
+	t.Logf("%d Paimon vectors match", n)
+}
+
+// TestPickVectorsExtra checks an ad-hoc vector file named by
+// COMPACTD_EXTRA_VECTORS (e.g. a large random batch run through the Java
+// oracle); it skips when the variable is unset.
+func TestPickVectorsExtra(t *testing.T) {
+	path := os.Getenv("COMPACTD_EXTRA_VECTORS")
+	if path == "" {
+		t.Skip("COMPACTD_EXTRA_VECTORS not set")
+	}
+	t.Logf("%d vectors match", checkVectorFile(t, path))
+}
