@@ -3,22 +3,93 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
+	root := newRootCmd()
+	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "compactd:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, args []string) error {
-	_ = ctx
-	return fmt.Errorf("no command given")
+type globalFlags struct {
+	logFormat string
+	logLevel  string
+}
+
+func newRootCmd() *cobra.Command {
+	var g globalFlags
+	root := &cobra.Command{
+		Use:           "compactd",
+		Short:         "Compaction and table maintenance for Apache Paimon tables",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return setupLogging(g)
+		},
+	}
+	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
+	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	root.AddCommand(newInspectCmd(), newScanCmd())
+	for _, add := range extraCommands {
+		root.AddCommand(add())
+	}
+	return root
+}
+
+// extraCommands lets each command file register itself.
+var extraCommands []func() *cobra.Command
+
+func setupLogging(g globalFlags) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler
+	switch g.logFormat {
+	case "text":
+		h = slog.NewTextHandler(os.Stderr, opts)
+	case "json":
+		h = slog.NewJSONHandler(os.Stderr, opts)
+	default:
+		return fmt.Errorf("--log-format: want text or json, got %q", g.logFormat)
+	}
+	slog.SetDefault(slog.New(h))
+	return nil
+}
+
+// openTable opens "<db>.<table>" in a warehouse.
+func openTable(ctx context.Context, warehouse, name string) (*table.Table, error) {
+	db, tbl, ok := strings.Cut(name, ".")
+	if !ok || db == "" || tbl == "" {
+		return nil, fmt.Errorf("table name %q: want <database>.<table>", name)
+	}
+	fio, err := fileio.For(ctx, warehouse)
+	if err != nil {
+		return nil, err
+	}
+	t, err := table.Open(ctx, fio, warehouse, db, tbl)
+	if err != nil {
+		if errors.Is(err, fileio.ErrNotExist) {
+			return nil, fmt.Errorf("table %s in warehouse %s: not found: %w", name, warehouse, err)
+		}
+		return nil, err
+	}
+	return t, nil
 }

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/compactd/compactd/scan"
+	"github.com/compactd/compactd/table"
+)
+
+func newScanCmd() *cobra.Command {
+	var snapshot int64
+	cmd := &cobra.Command{
+		Use:   "scan <warehouse> <db.table>",
+		Short: "Print a table's rows as Paimon's batch read returns them, as JSON lines",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			t, err := openTable(ctx, args[0], args[1])
+			if err != nil {
+				return err
+			}
+			var s *table.Snapshot
+			if snapshot > 0 {
+				if s, err = t.Snapshot(ctx, snapshot); err != nil {
+					return err
+				}
+			}
+			sc, err := scan.New(ctx, t, s)
+			if err != nil {
+				return err
+			}
+			out := bufio.NewWriterSize(os.Stdout, 1<<16)
+			defer out.Flush()
+			var buf []byte
+			rt := sc.ReadType()
+			return sc.Each(ctx, func(row table.Row) error {
+				var err error
+				buf, err = scan.AppendJSON(buf[:0], rt, row)
+				if err != nil {
+					return fmt.Errorf("encode row: %w", err)
+				}
+				buf = append(buf, '\n')
+				_, err = out.Write(buf)
+				return err
+			})
+		},
+	}
+	cmd.Flags().Int64Var(&snapshot, "snapshot", 0, "snapshot id to read (default: the latest)")
+	return cmd
+}

@@ -1,0 +1,176 @@
+package scan
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/compactd/compactd/table"
+)
+
+// AppendJSON appends row as one JSON object in the canonical form shared with
+// the interop oracles (interop/README.md): columns by name in table order,
+// integers as numbers, DECIMAL as a plain string with the type's scale,
+// DATE "2006-01-02", TIME "15:04:05.000", TIMESTAMP "2006-01-02T15:04:05.000000000",
+// binary as base64, non-finite floats as strings, MAP/MULTISET as [key, value]
+// pairs sorted by the key's JSON text.
+func AppendJSON(dst []byte, rowType table.RowType, row table.Row) ([]byte, error) {
+	dst = append(dst, '{')
+	for i, f := range rowType {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = strconv.AppendQuote(dst, f.Name)
+		dst = append(dst, ':')
+		var v any
+		if i < len(row) {
+			v = row[i]
+		}
+		var err error
+		if dst, err = appendValue(dst, f.Type, v); err != nil {
+			return nil, fmt.Errorf("column %s: %w", f.Name, err)
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+func appendString(dst []byte, s string) []byte {
+	b, _ := json.Marshal(s)
+	return append(dst, b...)
+}
+
+// AppendValue appends one value of type t in the canonical JSON form.
+func AppendValue(dst []byte, t table.DataType, v any) ([]byte, error) { return appendValue(dst, t, v) }
+
+func appendValue(dst []byte, t table.DataType, v any) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	switch t.Root {
+	case table.TypeBoolean:
+		return strconv.AppendBool(dst, v.(bool)), nil
+	case table.TypeTinyInt:
+		return strconv.AppendInt(dst, int64(v.(int8)), 10), nil
+	case table.TypeSmallInt:
+		return strconv.AppendInt(dst, int64(v.(int16)), 10), nil
+	case table.TypeInt:
+		return strconv.AppendInt(dst, int64(v.(int32)), 10), nil
+	case table.TypeBigInt:
+		return strconv.AppendInt(dst, v.(int64), 10), nil
+	case table.TypeFloat:
+		return appendFloat(dst, float64(v.(float32)), 32), nil
+	case table.TypeDouble:
+		return appendFloat(dst, v.(float64), 64), nil
+	case table.TypeChar, table.TypeVarChar:
+		return appendString(dst, v.(string)), nil
+	case table.TypeBinary, table.TypeVarBinary, table.TypeVariant, table.TypeBlob:
+		return appendString(dst, base64.StdEncoding.EncodeToString(v.([]byte))), nil
+	case table.TypeDecimal:
+		d := v.(table.Decimal)
+		return appendString(dst, decimalString(d.Unscaled, t.Scale, d.Scale)), nil
+	case table.TypeDate:
+		return appendString(dst, time.Unix(int64(v.(int32))*86400, 0).UTC().Format("2006-01-02")), nil
+	case table.TypeTime:
+		ms := int64(v.(int32))
+		return appendString(dst, fmt.Sprintf("%02d:%02d:%02d.%03d", ms/3600000, ms/60000%60, ms/1000%60, ms%1000)), nil
+	case table.TypeTimestamp, table.TypeTimestampLTZ:
+		ts := v.(table.Timestamp)
+		tm := time.UnixMilli(ts.Millis).UTC().Add(time.Duration(ts.NanoOfMilli))
+		return appendString(dst, tm.Format("2006-01-02T15:04:05.000000000")), nil
+	case table.TypeArray, table.TypeVector:
+		arr := v.([]any)
+		dst = append(dst, '[')
+		for i, e := range arr {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = appendValue(dst, *t.Element, e); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, ']'), nil
+	case table.TypeMap, table.TypeMultiset:
+		m := v.(*table.Map)
+		kt, vt := t.Key, t.Value
+		if t.Root == table.TypeMultiset {
+			kt, vt = t.Element, &table.DataType{Root: table.TypeInt}
+		}
+		pairs := make([][2][]byte, len(m.Keys))
+		for i := range m.Keys {
+			k, err := appendValue(nil, *kt, m.Keys[i])
+			if err != nil {
+				return nil, err
+			}
+			val, err := appendValue(nil, *vt, m.Values[i])
+			if err != nil {
+				return nil, err
+			}
+			pairs[i] = [2][]byte{k, val}
+		}
+		sort.SliceStable(pairs, func(i, j int) bool { return bytes.Compare(pairs[i][0], pairs[j][0]) < 0 })
+		dst = append(dst, '[')
+		for i, p := range pairs {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, '[')
+			dst = append(dst, p[0]...)
+			dst = append(dst, ',')
+			dst = append(dst, p[1]...)
+			dst = append(dst, ']')
+		}
+		return append(dst, ']'), nil
+	case table.TypeRow:
+		return AppendJSON(dst, t.Fields, v.(table.Row))
+	}
+	return nil, fmt.Errorf("cannot encode %s", t)
+}
+
+func appendFloat(dst []byte, f float64, bits int) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, `"NaN"`...)
+	case math.IsInf(f, 1):
+		return append(dst, `"Infinity"`...)
+	case math.IsInf(f, -1):
+		return append(dst, `"-Infinity"`...)
+	}
+	// Java widens a float to double before printing; print the double.
+	// Keep a decimal point so that a JSON reader sees a float, as Java's
+	// Double.toString always prints one.
+	start := len(dst)
+	dst = strconv.AppendFloat(dst, f, 'g', -1, 64)
+	if !bytes.ContainsAny(dst[start:], ".eEn") {
+		dst = append(dst, ".0"...)
+	}
+	return dst
+}
+
+func decimalString(unscaled *big.Int, typeScale, valueScale int) string {
+	if unscaled == nil {
+		return "null"
+	}
+	u := new(big.Int).Set(unscaled)
+	if valueScale < typeScale {
+		u.Mul(u, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(typeScale-valueScale)), nil))
+	}
+	neg := u.Sign() < 0
+	s := new(big.Int).Abs(u).String()
+	if typeScale > 0 {
+		for len(s) <= typeScale {
+			s = "0" + s
+		}
+		s = s[:len(s)-typeScale] + "." + s[len(s)-typeScale:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}

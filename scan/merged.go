@@ -1,0 +1,190 @@
+package scan
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/compactd/compactd/merge"
+	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/datafile"
+)
+
+// DeletionVector marks deleted row positions of one data file.
+type DeletionVector interface {
+	IsDeleted(pos int64) bool
+}
+
+// SchemaFunc resolves a data file's schema id to its layout.
+type SchemaFunc func(ctx context.Context, id int64) (datafile.Schema, error)
+
+// OpenMerged merges the given files of one bucket as Paimon's merge-tree
+// reader does: files are grouped into sections of overlapping key ranges,
+// each section's sorted runs are merged through the engine, and the
+// sections are read one after the other, so only one section's files are
+// open at a time. dropDelete drops merged retractions.
+func OpenMerged(ctx context.Context, t *table.Table, files []*table.ManifestEntry, eng *merge.Engine, read datafile.Schema, schemaOf SchemaFunc, dvs map[string]DeletionVector, dropDelete bool) (merge.Iterator, error) {
+	keyTypes := eng.KeyTypes()
+	bounds := make(map[*table.ManifestEntry][2]table.Row, len(files))
+	for _, e := range files {
+		lo, err := table.DecodeBinaryRow(keyTypes, e.File.MinKey)
+		if err != nil {
+			return nil, fmt.Errorf("data file %s: min key: %w", e.File.FileName, err)
+		}
+		hi, err := table.DecodeBinaryRow(keyTypes, e.File.MaxKey)
+		if err != nil {
+			return nil, fmt.Errorf("data file %s: max key: %w", e.File.FileName, err)
+		}
+		bounds[e] = [2]table.Row{lo, hi}
+	}
+	sections := merge.IntervalPartition(files, keyTypes, func(e *table.ManifestEntry) (table.Row, table.Row) {
+		b := bounds[e]
+		return b[0], b[1]
+	})
+	parts := make([]merge.Iterator, 0, len(sections))
+	for _, section := range sections {
+		parts = append(parts, &lazySection{ctx: ctx, t: t, runs: section, eng: eng, read: read, schemaOf: schemaOf, dvs: dvs, dropDelete: dropDelete})
+	}
+	return merge.Concat(parts...), nil
+}
+
+// lazySection opens its files when first read.
+type lazySection struct {
+	ctx        context.Context
+	t          *table.Table
+	runs       [][]*table.ManifestEntry
+	eng        *merge.Engine
+	read       datafile.Schema
+	schemaOf   SchemaFunc
+	dvs        map[string]DeletionVector
+	dropDelete bool
+	r          merge.Iterator
+}
+
+func (s *lazySection) Next() (table.KeyValue, error) {
+	if s.r == nil {
+		iters := make([]merge.Iterator, 0, len(s.runs))
+		for _, run := range s.runs {
+			files := make([]merge.Iterator, 0, len(run))
+			for _, e := range run {
+				files = append(files, &lazyFile{ctx: s.ctx, t: s.t, e: e, read: s.read, schemaOf: s.schemaOf, dv: s.dvs[e.File.FileName]})
+			}
+			it := merge.Concat(files...)
+			if len(run) > 0 {
+				it = merge.WithLevel(it, int(run[0].File.Level))
+			}
+			iters = append(iters, it)
+		}
+		s.r = s.eng.NewReader(s.ctx, iters, s.dropDelete)
+	}
+	return s.r.Next()
+}
+
+func (s *lazySection) Close() error {
+	if s.r == nil {
+		return nil
+	}
+	return s.r.Close()
+}
+
+// lazyFile opens one data file when first read and skips rows its
+// deletion vector marks.
+type lazyFile struct {
+	ctx      context.Context
+	t        *table.Table
+	e        *table.ManifestEntry
+	read     datafile.Schema
+	schemaOf SchemaFunc
+	dv       DeletionVector
+	r        *datafile.KeyValueReader
+	done     bool
+}
+
+func (f *lazyFile) Next() (table.KeyValue, error) {
+	if f.done {
+		return table.KeyValue{}, io.EOF
+	}
+	if f.r == nil {
+		path, err := f.t.DataFilePath(f.e)
+		if err != nil {
+			return table.KeyValue{}, err
+		}
+		fileSchema, err := f.schemaOf(f.ctx, f.e.File.SchemaID)
+		if err != nil {
+			return table.KeyValue{}, fmt.Errorf("data file %s: schema %d: %w", path, f.e.File.SchemaID, err)
+		}
+		r, err := datafile.OpenKeyValue(f.ctx, f.t.FileIO(), path, fileSchema, f.read)
+		if err != nil {
+			return table.KeyValue{}, err
+		}
+		f.r = r
+	}
+	for {
+		kv, err := f.r.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				f.done = true
+				cerr := f.r.Close()
+				f.r = nil
+				if cerr != nil {
+					return table.KeyValue{}, cerr
+				}
+			}
+			return table.KeyValue{}, err
+		}
+		if f.dv != nil && f.dv.IsDeleted(f.r.Pos()) {
+			continue
+		}
+		return kv, nil
+	}
+}
+
+func (f *lazyFile) Close() error {
+	f.done = true
+	if f.r == nil {
+		return nil
+	}
+	err := f.r.Close()
+	f.r = nil
+	return err
+}
+
+// sortBySequence orders append files as Java reads them: by minimum
+// sequence number, file name breaking ties.
+func sortBySequence(files []*table.ManifestEntry) {
+	slices.SortStableFunc(files, func(a, b *table.ManifestEntry) int {
+		if c := cmp.Compare(a.File.MinSequenceNumber, b.File.MinSequenceNumber); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.File.FileName, b.File.FileName)
+	})
+}
+
+// deletionVectors loads the deletion vectors of a bucket's files, keyed by
+// data file name.
+func (sc *Scanner) deletionVectors(ctx context.Context, b *table.BucketFiles) (map[string]DeletionVector, error) {
+	var out map[string]DeletionVector
+	for _, idx := range b.IndexFiles {
+		if idx.IndexType != table.IndexTypeDeletionVectors {
+			continue
+		}
+		path := sc.t.Paths().IndexFilePath(idx.FileName)
+		if idx.ExternalPath != nil {
+			path = *idx.ExternalPath
+		}
+		for _, m := range idx.DeletionVectors {
+			dv, err := readDeletionVector(ctx, sc.t, path, m)
+			if err != nil {
+				return nil, fmt.Errorf("deletion vector of %s in %s: %w", m.DataFileName, path, err)
+			}
+			if out == nil {
+				out = map[string]DeletionVector{}
+			}
+			out[m.DataFileName] = dv
+		}
+	}
+	return out, nil
+}
