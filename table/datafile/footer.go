@@ -45,6 +45,10 @@ type fileMetaDataOut struct {
 	ColumnOrders     thrift.Slice[format.ColumnOrder] `thrift:"7,optional"`
 }
 
+// createdBy follows parquet-mr's "<app> version <v> (build <b>)" so Java's
+// VersionParser accepts it; statistics from non-parquet-mr writers are used.
+const createdBy = "compactd version 0.1.0 (build compactd)"
+
 // tailWriter passes bytes through to w until hold is set, then keeps them so
 // the footer can be rewritten.
 type tailWriter struct {
@@ -89,7 +93,7 @@ func (t *tailWriter) finish(ids []int, mapKeyValue []bool) error {
 		NumRows:          md.NumRows,
 		RowGroups:        md.RowGroups,
 		KeyValueMetadata: md.KeyValueMetadata,
-		CreatedBy:        md.CreatedBy,
+		CreatedBy:        createdBy,
 		ColumnOrders:     md.ColumnOrders,
 		Schema:           make([]schemaElementOut, len(md.Schema)),
 	}
@@ -104,6 +108,15 @@ func (t *tailWriter) finish(ids []int, mapKeyValue []bool) error {
 			Scale:          e.Scale,
 			Precision:      e.Precision,
 			LogicalType:    e.LogicalType,
+		}
+		// parquet-go records the bit width of every primitive as its type
+		// length and annotates plain INT32/INT64 as INT(32/64); Java sets a
+		// length only on FIXED_LEN_BYTE_ARRAY and leaves INT/BIGINT bare.
+		if !(o.Type.Valid && o.Type.V == format.FixedLenByteArray) {
+			o.TypeLength = thrift.Null[int32]{}
+		}
+		if it, ok := o.LogicalType.Value.(*format.IntType); ok && (it.BitWidth == 32 || it.BitWidth == 64) && !o.ConvertedType.Valid {
+			o.LogicalType = format.LogicalType{}
 		}
 		if i > 0 && ids[i] >= 0 {
 			o.FieldID.Set(int32(ids[i]))

@@ -60,7 +60,7 @@ var (
 func parquetSchema(fields table.RowType) (*pqLayout, error) {
 	root := &group{typ: plainGroupType}
 	for _, f := range fields {
-		n, err := parquetNode(f.Type, f.ID, 0)
+		n, err := parquetNode(f.Type, f.ID, f.ID, 0)
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", f.Name, err)
 		}
@@ -109,7 +109,17 @@ func withID(n parquet.Node, id int, nullable bool) parquet.Node {
 	return parquet.FieldID(n, id)
 }
 
-func parquetNode(t table.DataType, id, depth int) (parquet.Node, error) {
+// Nested ids follow SpecialFields: computed in int32 arithmetic like Java.
+func arrayElementID(id, depth int) int {
+	return int(int32(nestedIDBase) + int32(id)*1024 + int32(depth))
+}
+func mapKeyID(id, depth int) int   { return int(int32(nestedIDBase) - int32(id)*1024 - int32(depth)) }
+func mapValueID(id, depth int) int { return arrayElementID(id, depth) }
+
+// parquetNode converts type t of the top-level or ROW field with id baseID
+// at ARRAY/MAP nesting depth; the node itself gets id nodeID (the field id,
+// or a synthetic element/key/value id).
+func parquetNode(t table.DataType, baseID, id, depth int) (parquet.Node, error) {
 	leaf, err := parquetLeaf(t)
 	if err != nil {
 		return nil, err
@@ -119,7 +129,7 @@ func parquetNode(t table.DataType, id, depth int) (parquet.Node, error) {
 	}
 	switch t.Root {
 	case table.TypeArray:
-		elem, err := parquetNode(*t.Element, nestedIDBase+id*1024+depth+1, depth+1)
+		elem, err := parquetNode(*t.Element, baseID, arrayElementID(baseID, depth+1), depth+1)
 		if err != nil {
 			return nil, err
 		}
@@ -135,11 +145,11 @@ func parquetNode(t table.DataType, id, depth int) (parquet.Node, error) {
 			kt = t.Element
 			vt = &table.DataType{Root: table.TypeInt}
 		}
-		k, err := parquetNode(kt.WithNullable(false), nestedIDBase-id*1024-depth-1, depth+1)
+		k, err := parquetNode(kt.WithNullable(false), baseID, mapKeyID(baseID, depth+1), depth+1)
 		if err != nil {
 			return nil, err
 		}
-		v, err := parquetNode(*vt, nestedIDBase+id*1024+depth+1, depth+1)
+		v, err := parquetNode(*vt, baseID, mapValueID(baseID, depth+1), depth+1)
 		if err != nil {
 			return nil, err
 		}
@@ -152,7 +162,8 @@ func parquetNode(t table.DataType, id, depth int) (parquet.Node, error) {
 	case table.TypeRow:
 		g := &group{typ: plainGroupType, id: id, hasID: true, optional: t.Nullable}
 		for _, f := range t.Fields {
-			n, err := parquetNode(f.Type, f.ID, depth)
+			// A ROW's fields restart the numbering from their own ids.
+			n, err := parquetNode(f.Type, f.ID, f.ID, 0)
 			if err != nil {
 				return nil, fmt.Errorf("field %s: %w", f.Name, err)
 			}
@@ -195,7 +206,7 @@ func parquetLeaf(t table.DataType) (parquet.Node, error) {
 		return parquet.Leaf(parquet.DoubleType), nil
 	case table.TypeChar, table.TypeVarChar:
 		return parquet.String(), nil
-	case table.TypeBinary, table.TypeVarBinary:
+	case table.TypeBinary, table.TypeVarBinary, table.TypeBlob:
 		return parquet.Leaf(parquet.ByteArrayType), nil
 	case table.TypeDecimal:
 		switch {

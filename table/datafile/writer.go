@@ -400,7 +400,7 @@ func (w *pqWriter) write(row []any) error {
 	for _, c := range w.cols {
 		for _, v := range c {
 			pr = append(pr, v)
-			w.buffered += 4 + int64(len(v.ByteArray()))
+			w.buffered += valueSize(v)
 		}
 	}
 	for i, c := range w.colls {
@@ -615,3 +615,23 @@ func (w *RowWriter) Close() (*FileStats, error) {
 func (w *RowWriter) Abort() error { return w.pq.abort() }
 
 func (w *pqWriter) estimated() int64 { return w.tail.n + w.buffered }
+
+// valueSize estimates the encoded size of a value for row-group sizing.
+func valueSize(v parquet.Value) int64 {
+	if v.IsNull() {
+		return 1
+	}
+	switch v.Kind() {
+	case parquet.ByteArray:
+		return 4 + int64(len(v.ByteArray()))
+	case parquet.FixedLenByteArray:
+		return int64(len(v.ByteArray()))
+	case parquet.Int96:
+		return 12
+	case parquet.Boolean:
+		return 1
+	case parquet.Int32, parquet.Float:
+		return 4
+	}
+	return 8
+}
