@@ -3,6 +3,8 @@ package planner
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -27,7 +29,6 @@ func Apply(view View, plan PlanResult, opts Options) (View, error) {
 		index[out.Buckets[i].ID()] = i
 	}
 	touched := make(map[int]bool)
-	seq := 0
 	for ji := range plan.Jobs {
 		j := &plan.Jobs[ji]
 		bi, ok := index[j.ID()]
@@ -40,8 +41,15 @@ func Apply(view View, plan PlanResult, opts Options) (View, error) {
 			touched[bi] = true
 		}
 		pos := make(map[string]int, len(b.Files))
+		prefix := "~" + j.ID().String() + "-"
+		seq := 0
 		for i, f := range b.Files {
 			pos[f.Name] = i
+			if rest, ok := strings.CutPrefix(f.Name, prefix); ok {
+				if n, err := strconv.Atoi(rest); err == nil {
+					seq = max(seq, n)
+				}
+			}
 		}
 		removed := make(map[string]bool)
 		take := func(f File) error {
@@ -76,7 +84,7 @@ func Apply(view View, plan PlanResult, opts Options) (View, error) {
 				}
 				name := func() string {
 					seq++
-					return fmt.Sprintf("~%s-%d", j.ID(), seq)
+					return prefix + strconv.Itoa(seq)
 				}
 				if isAppend {
 					added = append(added, appendOutputs(ins, opts.TargetFileSize, plan.Now, name)...)
