@@ -1,9 +1,6 @@
 package planner
 
-import (
-	"container/heap"
-	"slices"
-)
+import "slices"
 
 // PartitionSections is Paimon's IntervalPartition: it sorts files by (min
 // key, max key), cuts them into sections whose key ranges do not overlap
@@ -13,8 +10,13 @@ func PartitionSections(files []File, compareKeys func(a, b []byte) int) []Sectio
 	if len(files) == 0 {
 		return nil
 	}
-	sorted := slices.Clone(files)
-	slices.SortStableFunc(sorted, func(a, b File) int {
+	// Sort indexes, not the (large) File values.
+	order := make([]int32, len(files))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(x, y int32) int {
+		a, b := &files[x], &files[y]
 		if c := compareKeys(a.MinKey, b.MinKey); c != 0 {
 			return c
 		}
@@ -23,9 +25,10 @@ func PartitionSections(files []File, compareKeys func(a, b []byte) int) []Sectio
 	var out []Section
 	start := 0
 	var bound []byte
-	for i, f := range sorted {
+	for i, idx := range order {
+		f := &files[idx]
 		if i > start && compareKeys(f.MinKey, bound) > 0 {
-			out = append(out, splitRuns(sorted[start:i], compareKeys))
+			out = append(out, splitRuns(files, order[start:i], compareKeys))
 			start = i
 			bound = nil
 		}
@@ -33,47 +36,68 @@ func PartitionSections(files []File, compareKeys func(a, b []byte) int) []Sectio
 			bound = f.MaxKey
 		}
 	}
-	return append(out, splitRuns(sorted[start:], compareKeys))
+	return append(out, splitRuns(files, order[start:], compareKeys))
 }
 
-// runHeap orders partial runs by the max key of their last file.
-type runHeap struct {
-	runs [][]File
-	cmp  func(a, b []byte) int
-}
-
-func (h *runHeap) Len() int { return len(h.runs) }
-func (h *runHeap) Less(i, j int) bool {
-	a, b := h.runs[i], h.runs[j]
-	return h.cmp(a[len(a)-1].MaxKey, b[len(b)-1].MaxKey) < 0
-}
-func (h *runHeap) Swap(i, j int) { h.runs[i], h.runs[j] = h.runs[j], h.runs[i] }
-func (h *runHeap) Push(x any)    { h.runs = append(h.runs, x.([]File)) }
-func (h *runHeap) Pop() any {
-	n := len(h.runs) - 1
-	r := h.runs[n]
-	h.runs = h.runs[:n]
-	return r
-}
-
-// splitRuns is IntervalPartition.partition(section): greedy assignment to
-// the run whose last max key is smallest.
-func splitRuns(files []File, compareKeys func(a, b []byte) int) Section {
-	if len(files) == 1 {
-		return Section{{files[0]}}
+// splitRuns is IntervalPartition.partition(section): each file, in key
+// order, joins the run whose last max key is smallest if it starts after
+// that key, else it starts a new run. The runs are kept in a binary min-heap
+// keyed by their last max key.
+func splitRuns(files []File, order []int32, compareKeys func(a, b []byte) int) Section {
+	if len(order) == 1 {
+		return Section{{files[order[0]]}}
 	}
-	h := &runHeap{cmp: compareKeys}
-	h.runs = append(h.runs, []File{files[0]})
-	for _, f := range files[1:] {
-		top := heap.Pop(h).([]File)
-		if compareKeys(f.MinKey, top[len(top)-1].MaxKey) > 0 {
-			top = append(top, f)
-		} else {
-			heap.Push(h, []File{f})
+	runs := [][]int32{{order[0]}}
+	heap := []int{0} // run indexes
+	last := func(r int) []byte { rr := runs[r]; return files[rr[len(rr)-1]].MaxKey }
+	less := func(i, j int) bool { return compareKeys(last(heap[i]), last(heap[j])) < 0 }
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(heap) {
+				return
+			}
+			m := l
+			if r := l + 1; r < len(heap) && less(r, l) {
+				m = r
+			}
+			if !less(m, i) {
+				return
+			}
+			heap[i], heap[m] = heap[m], heap[i]
+			i = m
 		}
-		heap.Push(h, top)
 	}
-	return Section(h.runs)
+	up := func(i int) {
+		for i > 0 {
+			p := (i - 1) / 2
+			if !less(i, p) {
+				return
+			}
+			heap[i], heap[p] = heap[p], heap[i]
+			i = p
+		}
+	}
+	for _, idx := range order[1:] {
+		top := heap[0]
+		if compareKeys(files[idx].MinKey, last(top)) > 0 {
+			runs[top] = append(runs[top], idx)
+			down(0) // its key grew
+		} else {
+			runs = append(runs, []int32{idx})
+			heap = append(heap, len(runs)-1)
+			up(len(heap) - 1)
+		}
+	}
+	sec := make(Section, len(runs))
+	for i, r := range runs {
+		run := make([]File, len(r))
+		for k, idx := range r {
+			run[k] = files[idx]
+		}
+		sec[i] = run
+	}
+	return sec
 }
 
 // taskParams are the inputs of MergeTreeCompactTask that decide steps.
