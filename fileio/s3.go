@@ -275,7 +275,7 @@ func isNotFound(err error) bool {
 	switch errorCode(err) {
 	case "NoSuchKey", "NotFound":
 		return true
-	case "NoSuchBucket":
+	case "NoSuchBucket", "NoSuchUpload":
 		return false
 	}
 	return httpStatus(err) == http.StatusNotFound

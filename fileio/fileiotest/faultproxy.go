@@ -38,6 +38,9 @@ const (
 	// IgnoreConditional forwards, and turns a 412 Precondition Failed into a
 	// 200: what a store that ignores If-None-Match reports.
 	IgnoreConditional
+	// RespondError answers Fault.Status with S3 error Fault.Code without
+	// forwarding.
+	RespondError
 )
 
 func (k FaultKind) String() string {
@@ -56,6 +59,8 @@ func (k FaultKind) String() string {
 		return "Delay"
 	case IgnoreConditional:
 		return "IgnoreConditional"
+	case RespondError:
+		return "RespondError"
 	}
 	return fmt.Sprintf("FaultKind(%d)", int(k))
 }
@@ -72,6 +77,11 @@ type Fault struct {
 	Times int
 	// Delay is the wait of a Delay fault.
 	Delay time.Duration
+	// Status and Code are the answer of a RespondError fault, and override
+	// the defaults of SlowDown (503 SlowDown) and ErrorAfterForward (500
+	// InternalError).
+	Status int
+	Code   string
 	// OnHit, if set, runs when the fault fires, before it acts (to make
 	// another client act "while" this request is in flight).
 	OnHit func()
@@ -154,12 +164,16 @@ func (p *FaultProxy) pick(r *http.Request) *Fault {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.requests++
+	// Every fault counts every request it matches, whether or not an
+	// earlier fault fires on it, so After means "the (After+1)-th matching
+	// request" regardless of the other faults.
+	var fired *Fault
 	for _, f := range p.faults {
 		if f.Match != nil && !f.Match(r) {
 			continue
 		}
 		f.seen++
-		if f.seen <= f.After {
+		if fired != nil || f.seen <= f.After {
 			continue
 		}
 		times := f.Times
@@ -172,9 +186,9 @@ func (p *FaultProxy) pick(r *http.Request) *Fault {
 		f.hits++
 		p.injected[f.Kind]++
 		ff := f.Fault
-		return &ff
+		fired = &ff
 	}
-	return nil
+	return fired
 }
 
 func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -189,7 +203,7 @@ func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch f.Kind {
 	case SlowDown:
 		_, _ = io.Copy(io.Discard, r.Body)
-		writeS3Error(w, http.StatusServiceUnavailable, "SlowDown", "Please reduce your request rate.")
+		writeS3Error(w, or(f.Status, http.StatusServiceUnavailable), orStr(f.Code, "SlowDown"), "Please reduce your request rate.")
 	case DropBeforeForward:
 		_, _ = io.CopyN(io.Discard, r.Body, 64<<10)
 		resetConn(w)
@@ -206,7 +220,10 @@ func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		}
-		writeS3Error(w, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
+		writeS3Error(w, or(f.Status, http.StatusInternalServerError), orStr(f.Code, "InternalError"), "We encountered an internal error. Please try again.")
+	case RespondError:
+		_, _ = io.Copy(io.Discard, r.Body)
+		writeS3Error(w, or(f.Status, http.StatusInternalServerError), orStr(f.Code, "InternalError"), "injected by the fault proxy")
 	case CutResponseBody:
 		resp, err := p.forward(r)
 		if err != nil {
@@ -248,6 +265,20 @@ func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.Error(w, "unknown fault "+f.Kind.String(), http.StatusInternalServerError)
 	}
+}
+
+func or(v, def int) int {
+	if v != 0 {
+		return v
+	}
+	return def
+}
+
+func orStr(v, def string) string {
+	if v != "" {
+		return v
+	}
+	return def
 }
 
 func (p *FaultProxy) forward(r *http.Request) (*http.Response, error) {
