@@ -1,0 +1,401 @@
+package table
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/compactd/compactd/fileio"
+)
+
+// ConflictError says a commit cannot apply on top of the latest snapshot:
+// a file it deletes is no longer live, a file it adds is already live, or
+// the result would break the LSM key-range invariant. Retrying the same
+// commit cannot succeed; the caller drops its result and re-plans.
+type ConflictError struct {
+	Table    string
+	Snapshot int64 // the latest snapshot the commit was checked against
+	Reason   string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("commit to %s conflicts with snapshot %d: %s", e.Table, e.Snapshot, e.Reason)
+}
+
+// CommitRequest is one commit: a delta of manifest entries (DELETEs before
+// ADDs) published as one snapshot.
+type CommitRequest struct {
+	Kind             CommitKind
+	CommitUser       string // a fresh UUID per compactd process; never a writer's
+	CommitIdentifier int64  // BatchCommitIdentifier for one-off commits
+	Entries          []ManifestEntry
+	// Check runs Java's conflict checks (always done for COMPACT).
+	Check bool
+	// Now is the commit time; zero means time.Now().
+	Now time.Time
+	// OnAttempt, if set, is called with each attempt's latest snapshot id
+	// before anything is written (tests use it to interleave writers).
+	OnAttempt func(latest int64)
+}
+
+// CommitResult describes a published snapshot.
+type CommitResult struct {
+	Snapshot *Snapshot
+	Attempts int
+}
+
+// Commit publishes req as the next snapshot, following Java's protocol:
+// write the delta manifest and both manifest lists, then create
+// snapshot-<latest+1> exclusively, then update the LATEST hint. Losing the
+// race for an id rebases onto the new latest snapshot and tries again, so a
+// concurrent writer's commit is never lost and never made to fail. Files
+// written by a failed attempt are referenced by nothing and are removed.
+func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, error) {
+	opts := t.Options()
+	if req.CommitUser == "" {
+		return nil, fmt.Errorf("commit to %s: empty commit user", t.FullName())
+	}
+	if req.Kind == "" {
+		req.Kind = CommitAppend
+	}
+	check := req.Check || req.Kind == CommitCompact || req.Kind == CommitOverwrite
+	maxRetries := opts.CommitMaxRetries
+	if maxRetries <= 0 {
+		maxRetries = 10
+	}
+	minWait, maxWait := opts.CommitMinRetryWait, opts.CommitMaxRetryWait
+	if minWait <= 0 {
+		minWait = 10 * time.Millisecond
+	}
+	if maxWait <= 0 {
+		maxWait = 10 * time.Second
+	}
+	var uncertainSince int64 = -1
+	for attempt := 1; ; attempt++ {
+		latest, err := t.LatestSnapshot(ctx)
+		if err != nil && !errors.Is(err, ErrNoSnapshot) {
+			return nil, fmt.Errorf("commit to %s: %w", t.FullName(), err)
+		}
+		if uncertainSince >= 0 {
+			// The previous attempt may have published: look for it before
+			// committing twice.
+			if s, err := t.findCommitted(ctx, uncertainSince, req); err != nil {
+				return nil, err
+			} else if s != nil {
+				return &CommitResult{Snapshot: s, Attempts: attempt - 1}, nil
+			}
+		}
+		latestID := int64(0)
+		if latest != nil {
+			latestID = latest.ID
+		}
+		if req.OnAttempt != nil {
+			req.OnAttempt(latestID)
+		}
+		s, written, err := t.tryCommit(ctx, latest, req, check)
+		if err == nil {
+			if herr := t.WriteLatestHint(ctx, s.ID); herr != nil {
+				slog.Warn("update LATEST hint", "table", t.FullName(), "snapshot", s.ID, "err", herr)
+			}
+			return &CommitResult{Snapshot: s, Attempts: attempt}, nil
+		}
+		var conflict *ConflictError
+		exists := errors.Is(err, fileio.ErrExist)
+		if exists || errors.As(err, &conflict) || ctx.Err() != nil {
+			t.deleteQuietly(written)
+		}
+		switch {
+		case errors.As(err, &conflict):
+			return nil, err
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("commit to %s: %w", t.FullName(), ctx.Err())
+		case exists:
+			uncertainSince = -1
+		default:
+			// Unknown outcome of the publish (or an I/O error before it):
+			// keep the files, they may now be referenced.
+			slog.Warn("commit attempt failed, retrying", "table", t.FullName(), "snapshot", latestID+1, "err", err)
+			uncertainSince = latestID
+		}
+		if attempt > maxRetries {
+			return nil, fmt.Errorf("commit to %s: gave up after %d attempts: %w", t.FullName(), attempt, err)
+		}
+		wait := min(minWait<<min(attempt-1, 20), maxWait)
+		wait += time.Duration(rand.Int64N(int64(wait)/5 + 1))
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("commit to %s: %w", t.FullName(), ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}
+
+// findCommitted looks for a snapshot after `after` carrying req's user,
+// identifier and kind.
+func (t *Table) findCommitted(ctx context.Context, after int64, req CommitRequest) (*Snapshot, error) {
+	ids, err := t.SnapshotIDs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("commit to %s: %w", t.FullName(), err)
+	}
+	for _, id := range ids {
+		if id <= after {
+			continue
+		}
+		s, err := t.Snapshot(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("commit to %s: %w", t.FullName(), err)
+		}
+		if s.CommitUser == req.CommitUser && s.CommitIdentifier == req.CommitIdentifier && s.CommitKind == req.Kind {
+			return s, nil
+		}
+	}
+	return nil, nil
+}
+
+func (t *Table) deleteQuietly(paths []string) {
+	// Cleanup must run even when the commit's context is cancelled.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, p := range paths {
+		if err := t.fio.Delete(ctx, p); err != nil {
+			slog.Warn("delete file of failed commit", "table", t.FullName(), "file", p, "err", err)
+		}
+	}
+}
+
+// tryCommit makes one attempt on top of latest (nil for an empty table). It
+// returns the paths of the metadata files it wrote.
+func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitRequest, check bool) (*Snapshot, []string, error) {
+	var written []string
+	var base []ManifestFileMeta
+	if latest != nil {
+		var err error
+		if base, err = t.DataManifests(ctx, latest); err != nil {
+			return nil, nil, fmt.Errorf("commit to %s: %w", t.FullName(), err)
+		}
+	}
+	if check {
+		if err := t.checkConflicts(ctx, latest, base, req.Entries); err != nil {
+			return nil, nil, err
+		}
+	}
+	schema := t.Schema()
+	opts := t.Options()
+	partTypes := typesOfRow(schema.PartitionType())
+	codec := opts.ManifestCompression
+
+	merged, newFiles, err := t.mergeManifests(ctx, base, partTypes, schema.ID)
+	written = append(written, newFiles...)
+	if err != nil {
+		return nil, written, err
+	}
+	baseName := t.paths.NewManifestListName()
+	baseSize, err := WriteManifestList(ctx, t.fio, t.paths.ManifestPath(baseName), merged, codec)
+	if err != nil {
+		return nil, written, err
+	}
+	written = append(written, t.paths.ManifestPath(baseName))
+
+	var delta []ManifestFileMeta
+	if len(req.Entries) > 0 {
+		name := t.paths.NewManifestFileName()
+		path := t.paths.ManifestPath(name)
+		size, err := WriteManifest(ctx, t.fio, path, req.Entries, codec)
+		if err != nil {
+			return nil, written, err
+		}
+		written = append(written, path)
+		meta, err := NewManifestFileMeta(name, size, req.Entries, partTypes, schema.ID)
+		if err != nil {
+			return nil, written, err
+		}
+		delta = append(delta, meta)
+	}
+	deltaName := t.paths.NewManifestListName()
+	deltaSize, err := WriteManifestList(ctx, t.fio, t.paths.ManifestPath(deltaName), delta, codec)
+	if err != nil {
+		return nil, written, err
+	}
+	written = append(written, t.paths.ManifestPath(deltaName))
+
+	var deltaRecords int64
+	for i := range req.Entries {
+		e := &req.Entries[i]
+		if e.Kind == FileKindAdd {
+			deltaRecords += e.File.RowCount
+		} else {
+			deltaRecords -= e.File.RowCount
+		}
+	}
+	now := req.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	id := uuid.NewString()
+	s := &Snapshot{
+		Version:               SnapshotVersion,
+		UUID:                  &id,
+		ID:                    1,
+		SchemaID:              schema.ID,
+		BaseManifestList:      baseName,
+		BaseManifestListSize:  &baseSize,
+		DeltaManifestList:     deltaName,
+		DeltaManifestListSize: &deltaSize,
+		CommitUser:            req.CommitUser,
+		CommitIdentifier:      req.CommitIdentifier,
+		CommitKind:            req.Kind,
+		TimeMillis:            now.UnixMilli(),
+		TotalRecordCount:      deltaRecords,
+		DeltaRecordCount:      deltaRecords,
+	}
+	if latest != nil {
+		s.ID = latest.ID + 1
+		s.TotalRecordCount = latest.TotalRecordCount + deltaRecords
+		// Index files, watermark, statistics and row ids are untouched by
+		// the delta, so they carry over as Java carries them.
+		s.IndexManifest = latest.IndexManifest
+		s.Watermark = latest.Watermark
+		s.Statistics = latest.Statistics
+		s.NextRowID = latest.NextRowID
+	}
+	data, err := s.MarshalJSON()
+	if err != nil {
+		return nil, written, fmt.Errorf("commit to %s: encode snapshot %d: %w", t.FullName(), s.ID, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, written, err
+	}
+	if err := t.fio.WriteExclusive(ctx, t.paths.SnapshotPath(s.ID), data); err != nil {
+		return nil, written, fmt.Errorf("commit to %s: publish snapshot %d: %w", t.FullName(), s.ID, err)
+	}
+	return s, nil, nil
+}
+
+func typesOfRow(rt RowType) []DataType {
+	out := make([]DataType, len(rt))
+	for i, f := range rt {
+		out[i] = f.Type
+	}
+	return out
+}
+
+// checkConflicts runs Java's commit checks (§8.4 of the format spec) on the
+// partitions the delta touches.
+func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []ManifestFileMeta, delta []ManifestEntry) error {
+	latestID := int64(0)
+	if latest != nil {
+		latestID = latest.ID
+	}
+	conflict := func(format string, args ...any) error {
+		return &ConflictError{Table: t.FullName(), Snapshot: latestID, Reason: fmt.Sprintf(format, args...)}
+	}
+	if _, _, err := MergeEntries(slices.Clone(delta)); err != nil {
+		return conflict("delta is inconsistent: %v", err)
+	}
+	touched := map[string]bool{}
+	for i := range delta {
+		touched[string(delta[i].Partition)] = true
+	}
+	live := map[FileIdentifier]*ManifestEntry{}
+	if latest != nil {
+		entries, err := t.ReadManifests(ctx, base)
+		if err != nil {
+			return fmt.Errorf("commit to %s: %w", t.FullName(), err)
+		}
+		adds, _, err := MergeEntries(entries)
+		if err != nil {
+			return fmt.Errorf("commit to %s: snapshot %d: %w", t.FullName(), latestID, err)
+		}
+		for i := range adds {
+			if touched[string(adds[i].Partition)] {
+				live[adds[i].Identifier()] = &adds[i]
+			}
+		}
+	}
+	// Total buckets must agree within a partition.
+	totals := map[string]int32{}
+	for _, e := range live {
+		if e.TotalBuckets > 0 {
+			totals[string(e.Partition)] = e.TotalBuckets
+		}
+	}
+	for i := range delta {
+		e := &delta[i]
+		if e.TotalBuckets <= 0 {
+			continue
+		}
+		if tb, ok := totals[string(e.Partition)]; ok && tb != e.TotalBuckets {
+			return conflict("file %s has %d total buckets, the partition has %d", e.File.FileName, e.TotalBuckets, tb)
+		}
+	}
+	for i := range delta {
+		e := &delta[i]
+		id := e.Identifier()
+		switch e.Kind {
+		case FileKindAdd:
+			if _, ok := live[id]; ok {
+				return conflict("file %s is already live", e.File.FileName)
+			}
+			live[id] = e
+		case FileKindDelete:
+			if _, ok := live[id]; !ok {
+				return conflict("file %s (bucket %d, level %d) to delete is no longer live", e.File.FileName, e.Bucket, e.File.Level)
+			}
+			delete(live, id)
+		}
+	}
+	if !t.HasPrimaryKey() {
+		return nil
+	}
+	// Files of one level ≥ 1 of a bucket must have disjoint key ranges.
+	keyTypes := typesOfRow(t.Schema().TrimmedPrimaryKeyType())
+	type lvl struct {
+		part   string
+		bucket int32
+		level  int32
+	}
+	groups := map[lvl][]*ManifestEntry{}
+	for _, e := range live {
+		if e.File.Level > 0 {
+			k := lvl{string(e.Partition), e.Bucket, e.File.Level}
+			groups[k] = append(groups[k], e)
+		}
+	}
+	for k, files := range groups {
+		type bounds struct {
+			e        *ManifestEntry
+			min, max Row
+		}
+		bs := make([]bounds, 0, len(files))
+		for _, e := range files {
+			lo, err := DecodeBinaryRow(keyTypes, e.File.MinKey)
+			if err != nil {
+				return fmt.Errorf("commit to %s: file %s min key: %w", t.FullName(), e.File.FileName, err)
+			}
+			hi, err := DecodeBinaryRow(keyTypes, e.File.MaxKey)
+			if err != nil {
+				return fmt.Errorf("commit to %s: file %s max key: %w", t.FullName(), e.File.FileName, err)
+			}
+			bs = append(bs, bounds{e, lo, hi})
+		}
+		slices.SortFunc(bs, func(a, b bounds) int {
+			if c := CompareRows(keyTypes, a.min, b.min); c != 0 {
+				return c
+			}
+			return bytes.Compare([]byte(a.e.File.FileName), []byte(b.e.File.FileName))
+		})
+		for i := 1; i < len(bs); i++ {
+			if CompareRows(keyTypes, bs[i-1].max, bs[i].min) >= 0 {
+				return conflict("bucket %d level %d: key ranges of %s and %s overlap", k.bucket, k.level, bs[i-1].e.File.FileName, bs[i].e.File.FileName)
+			}
+		}
+	}
+	return nil
+}
