@@ -67,15 +67,16 @@ type Engine struct {
 
 // Validate checks that the merge options of a table are supported and
 // consistent, without touching data. It reports the first problem, naming
-// the option.
-func Validate(options map[string]string, rowType table.RowType, primaryKeys []string) error {
-	_, err := NewEngine(options, rowType, primaryKeys)
+// the option. Arguments as for NewEngine.
+func Validate(options map[string]string, rowType table.RowType, primaryKeys []string, partitionKeys ...string) error {
+	_, err := NewEngine(options, rowType, primaryKeys, partitionKeys...)
 	return err
 }
 
-// NewMergeFunction returns a fresh merge function for the table.
-func NewMergeFunction(options map[string]string, rowType table.RowType, primaryKeys []string) (Function, error) {
-	e, err := NewEngine(options, rowType, primaryKeys)
+// NewMergeFunction returns a fresh merge function for the table. Arguments as
+// for NewEngine.
+func NewMergeFunction(options map[string]string, rowType table.RowType, primaryKeys []string, partitionKeys ...string) (Function, error) {
+	e, err := NewEngine(options, rowType, primaryKeys, partitionKeys...)
 	if err != nil {
 		return nil, err
 	}
@@ -84,8 +85,17 @@ func NewMergeFunction(options map[string]string, rowType table.RowType, primaryK
 
 // NewEngine resolves the merge engine of a primary-key table from its options
 // (schema options merged with any dynamic options), value row type (all
-// columns, in schema order) and primary key names.
-func NewEngine(options map[string]string, rowType table.RowType, primaryKeys []string) (*Engine, error) {
+// columns, in schema order), primary key names as declared in the schema and
+// partition key names.
+//
+// The merge key (KeyTypes, what KeyValue.Key holds) is the primary key
+// without the partition columns, Paimon's trimmed primary key. The merge
+// semantics use the full primary key, as Java does: under aggregation and
+// partial-update every primary-key column, partition columns included, takes
+// the input value (Paimon's internal "primary-key" aggregator). Passing the
+// trimmed key as primaryKeys and no partition keys gives the same key but
+// aggregates partition columns as ordinary value columns.
+func NewEngine(options map[string]string, rowType table.RowType, primaryKeys []string, partitionKeys ...string) (*Engine, error) {
 	if len(primaryKeys) == 0 {
 		return nil, fmt.Errorf("merge engines apply to primary-key tables only, the table has no primary key")
 	}
@@ -95,7 +105,13 @@ func NewEngine(options map[string]string, rowType table.RowType, primaryKeys []s
 		if i < 0 {
 			return nil, fmt.Errorf("primary key field %q not found in the row type", pk)
 		}
+		if contains(partitionKeys, pk) {
+			continue
+		}
 		e.keyTypes = append(e.keyTypes, rowType[i].Type)
+	}
+	if len(e.keyTypes) == 0 {
+		return nil, fmt.Errorf("primary key %v is the same as the partition fields %v; the trimmed primary key would be empty", primaryKeys, partitionKeys)
 	}
 
 	name := EngineDeduplicate
@@ -143,7 +159,7 @@ func NewEngine(options map[string]string, rowType table.RowType, primaryKeys []s
 // Name is the merge engine: deduplicate, partial-update, aggregation or first-row.
 func (e *Engine) Name() string { return e.name }
 
-// KeyTypes are the types of the primary key fields, in key order.
+// KeyTypes are the types of the trimmed primary key fields, in key order.
 func (e *Engine) KeyTypes() []table.DataType { return e.keyTypes }
 
 // IgnoreDelete reports ignore-delete (or one of its older names).
@@ -180,6 +196,19 @@ func (e *Engine) NewFunction() Function {
 // ReaderOptions returns the Options for merging this table's runs.
 func (e *Engine) ReaderOptions(dropDelete bool) Options {
 	return Options{KeyTypes: e.keyTypes, SeqCompare: e.SeqCompare(), DropDelete: dropDelete}
+}
+
+// LookupOptions returns the Options for a lookup-style table (the planner
+// decides which tables are: changelog-producer=lookup, deletion vectors,
+// force-lookup, ...). Paimon wraps every merge function but first-row in
+// LookupMergeFunction. noReducer selects the lookup-changelog compaction path
+// (LookupChangelogMergeFunctionWrapper / FirstRowMergeFunctionWrapper), which
+// merges single records too; the plain rewrite path and reads keep the reducer.
+func (e *Engine) LookupOptions(dropDelete, noReducer bool) Options {
+	o := e.ReaderOptions(dropDelete)
+	o.Lookup = e.name != EngineFirstRow
+	o.NoReducer = noReducer
+	return o
 }
 
 // NewReader merges runs of this table with a fresh merge function.

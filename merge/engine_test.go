@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"context"
 	"errors"
 	"math/big"
 	"strings"
@@ -347,5 +348,38 @@ func TestErrorsAreMatchable(t *testing.T) {
 		rec("+I", 1, 1, "a"), rec("-D", 2, 1, "a"))
 	if !errors.Is(err, ErrPartialUpdateDelete) {
 		t.Fatalf("error %v does not wrap ErrPartialUpdateDelete", err)
+	}
+}
+
+func TestPartitionColumnsOfThePrimaryKeyPassThroughAggregation(t *testing.T) {
+	rt := table.RowType{
+		{ID: 0, Name: "dt", Type: tString},
+		{ID: 1, Name: "k", Type: tIntNN},
+		{ID: 2, Name: "v", Type: tInt},
+	}
+	e, err := NewEngine(map[string]string{"merge-engine": "aggregation", "fields.v.aggregate-function": "sum"}, rt, []string{"dt", "k"}, "dt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.KeyTypes()) != 1 || e.KeyTypes()[0].Root != table.TypeInt {
+		t.Fatalf("key types %v, want the trimmed key (k INT)", e.KeyTypes())
+	}
+	kv := func(kind table.RowKind, seq int64, v int32) table.KeyValue {
+		return table.KeyValue{Key: table.Row{int32(1)}, Seq: seq, Kind: kind, Value: table.Row{"2024-01-01", int32(1), v}}
+	}
+	got, err := Collect(e.NewReader(context.Background(), []Iterator{
+		FromSlice([]table.KeyValue{kv(table.RowKindInsert, 1, 5)}),
+		FromSlice([]table.KeyValue{kv(table.RowKindUpdateBefore, 2, 2)}),
+	}, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The retraction keeps dt (primary-key aggregator) instead of nulling it
+	// (last_non_null_value's retract).
+	if want := "+I2(2024-01-01,1,3)"; fmtKVs(got) != want {
+		t.Fatalf("got %s, want %s", fmtKVs(got), want)
+	}
+	if _, err := NewEngine(nil, rt, []string{"dt"}, "dt"); err == nil {
+		t.Fatal("a primary key equal to the partition keys was accepted")
 	}
 }

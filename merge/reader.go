@@ -29,15 +29,21 @@ type Options struct {
 	// DropDelete drops merged records whose kind is -U or -D. Set it when the
 	// output goes to the highest level (or when all files are rewritten).
 	DropDelete bool
-	// Lookup applies Paimon's LookupMergeFunction (lookup changelog, deletion
-	// vectors, first-row): of the records coming from levels > 0 only the one from
-	// the lowest level is merged, plus every level-0 record, and the merge
-	// function sees every key even when it has a single record. Records get their
-	// level from iterators implementing Leveled (see WithLevel). Looking keys up
-	// in levels above the output and producing changelog is the caller's job.
-	// Without Lookup the reducer wrapper is used: a key with exactly one record
-	// is emitted unchanged without calling the merge function.
+	// Lookup applies Paimon's LookupMergeFunction, which wraps the merge
+	// function of lookup-style tables (changelog-producer=lookup, deletion
+	// vectors, ...; never first-row, see Engine.LookupOptions): of the records
+	// coming from levels > 0 only the one from the lowest level is merged, plus
+	// every record of level <= 0. Records get their level from iterators
+	// implementing Leveled (see WithLevel). Looking keys up in levels above the
+	// output and producing changelog is the caller's job.
 	Lookup bool
+	// NoReducer calls the merge function even for a key with a single record.
+	// By default Paimon's ReducerMergeFunctionWrapper is applied (plain
+	// MergeTreeCompactRewriter and reads): a lone record is emitted unchanged.
+	// Paimon's lookup-changelog and first-row compaction wrappers
+	// (LookupChangelogMergeFunctionWrapper, FirstRowMergeFunctionWrapper) do not
+	// reduce, so a lone -D of an aggregation table becomes a +I there.
+	NoReducer bool
 }
 
 // Reader merges sorted runs into one stream with one record per key (or none,
@@ -50,7 +56,8 @@ type Options struct {
 // (is treated as older).
 //
 // Memory: one pending record per run plus the records of the current key
-// (only the first of them without Lookup). Reader implements Iterator, so the
+// (only the first of them without Lookup; keys are unique within a run, so a
+// key has at most one record per run). Reader implements Iterator, so the
 // outputs of consecutive sections can be chained with Concat.
 type Reader struct {
 	ctx   context.Context
@@ -183,6 +190,15 @@ func (r *Reader) mergeOneKey() (table.KeyValue, bool, error) {
 			r.group = append(r.group, groupRecord{kv: kv, level: level})
 			continue
 		}
+		if r.opts.NoReducer {
+			if count == 1 {
+				r.fn.Reset()
+			}
+			if err := r.fn.Add(kv); err != nil {
+				return table.KeyValue{}, false, r.keyErr(key, err)
+			}
+			continue
+		}
 		// Reducer wrapper: the merge function runs only from the second record on.
 		switch {
 		case count == 1:
@@ -201,9 +217,12 @@ func (r *Reader) mergeOneKey() (table.KeyValue, bool, error) {
 		}
 	}
 	if r.opts.Lookup {
+		if len(r.group) == 1 && !r.opts.NoReducer {
+			return r.group[0].kv, true, nil
+		}
 		return r.lookupResult(key)
 	}
-	if !initialized {
+	if !initialized && !r.opts.NoReducer {
 		return first, true, nil
 	}
 	kv, ok, err := r.fn.Result()

@@ -82,24 +82,35 @@ func TestReaderLookupMergesLevelZeroAndOnlyTheLowestHigherLevel(t *testing.T) {
 			WithLevel(FromSlice([]table.KeyValue{rec("+I", 1, 1, int32(100)), rec("+I", 1, 2, int32(100))}), 3),
 			WithLevel(FromSlice([]table.KeyValue{rec("+I", 2, 1, int32(10))}), 1),
 			WithLevel(FromSlice([]table.KeyValue{rec("+I", 3, 1, int32(1))}), 0),
-			Concat(WithLevel(FromSlice([]table.KeyValue{rec("+I", 4, 1, int32(2))}), 0)),
+			Concat(WithLevel(FromSlice([]table.KeyValue{rec("+I", 4, 1, int32(2)), rec("-U", 5, 3, int32(7))}), 0)),
 		}
 	}
-	opts := e.ReaderOptions(false)
-	opts.Lookup = true
-	got, err := Collect(NewReader(context.Background(), mk(), e.NewFunction(), opts))
-	if err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name string
+		opts Options
+		want string
+	}{
+		// Key 1: level-1 10 + level-0 1 + 2; the level-3 100 is already inside
+		// the level-1 record. Key 3: a lone -U passes the reducer unchanged.
+		{"lookup with the reducer", e.LookupOptions(false, false), "+I4(1,13) +I1(2,100) -U5(3,7)"},
+		// Without the reducer the lone -U goes through sum's retract: +I(-7).
+		{"lookup without the reducer", e.LookupOptions(false, true), "+I4(1,13) +I1(2,100) +I5(3,-7)"},
+		{"plain merge uses every level", e.ReaderOptions(false), "+I4(1,113) +I1(2,100) -U5(3,7)"},
 	}
-	// Key 1: level-1 10 + level-0 1 + 2 (the level-3 100 is already inside
-	// the level-1 record). Key 2: a single level-3 record still goes through
-	// the merge function (no reducer in lookup mode) and comes out as +I.
-	if want := "+I4(1,13) +I1(2,100)"; fmtKVs(got) != want {
-		t.Fatalf("lookup: got %s, want %s", fmtKVs(got), want)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := Collect(NewReader(context.Background(), mk(), e.NewFunction(), c.opts))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmtKVs(got) != c.want {
+				t.Fatalf("got %s, want %s", fmtKVs(got), c.want)
+			}
+		})
 	}
-	plain, _ := Collect(e.NewReader(context.Background(), mk(), false))
-	if want := "+I4(1,113) +I1(2,100)"; fmtKVs(plain) != want {
-		t.Fatalf("plain: got %s, want %s", fmtKVs(plain), want)
+	fr, _ := NewEngine(map[string]string{"merge-engine": "first-row"}, rt, []string{"k"})
+	if fr.LookupOptions(true, true).Lookup {
+		t.Fatal("first-row must not get the LookupMergeFunction filter (Paimon does not wrap it)")
 	}
 }
 
