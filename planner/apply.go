@@ -29,6 +29,7 @@ func Apply(view View, plan PlanResult, opts Options) (View, error) {
 		index[out.Buckets[i].ID()] = i
 	}
 	touched := make(map[int]bool)
+	consumed := make(map[string]bool) // bucket + file name, across jobs
 	for ji := range plan.Jobs {
 		j := &plan.Jobs[ji]
 		bi, ok := index[j.ID()]
@@ -53,10 +54,12 @@ func Apply(view View, plan PlanResult, opts Options) (View, error) {
 		}
 		removed := make(map[string]bool)
 		take := func(f File) error {
-			if _, ok := pos[f.Name]; !ok || removed[f.Name] {
+			k := j.ID().String() + "\x00" + f.Name
+			if _, ok := pos[f.Name]; !ok || removed[f.Name] || consumed[k] {
 				return fmt.Errorf("apply job %d on %s: file %s not live (or in two jobs)", ji, j.ID(), f.Name)
 			}
 			removed[f.Name] = true
+			consumed[k] = true
 			return nil
 		}
 		var added []File

@@ -226,3 +226,53 @@ func TestParseOptions(t *testing.T) {
 		}
 	})
 }
+
+func TestApplyRefusesInconsistentPlans(t *testing.T) {
+	opts := DefaultOptions(true)
+	view, err := parseView(`L0: b:a-b@2 size=10 a:a-b@1 size=10`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ghost := File{Name: "ghost", Level: 0, MinKey: []byte("a"), MaxKey: []byte("b")}
+	bad := PlanResult{Jobs: []Job{{OutputLevel: 5, Inputs: []File{ghost}, Steps: []Step{{Kind: StepUpgrade, File: ghost}}}}}
+	if _, err := Apply(view, bad, opts); err == nil || !strings.Contains(err.Error(), "ghost") {
+		t.Errorf("Apply of a job on a missing file: err = %v", err)
+	}
+	a := view.Buckets[0].Files[1]
+	twice := PlanResult{Jobs: []Job{
+		{OutputLevel: 5, Steps: []Step{{Kind: StepUpgrade, File: a}}},
+		{OutputLevel: 4, Steps: []Step{{Kind: StepUpgrade, File: a}}},
+	}}
+	if _, err := Apply(view, twice, opts); err == nil {
+		t.Error("Apply accepted one file in two jobs")
+	}
+	other := PlanResult{Jobs: []Job{{Bucket: 7}}}
+	if _, err := Apply(view, other, opts); err == nil {
+		t.Error("Apply accepted a job on an unknown bucket")
+	}
+	if len(view.Buckets[0].Files) != 2 || view.Buckets[0].Files[0].Name != "b" {
+		t.Error("Apply modified its input view")
+	}
+}
+
+func TestPlanDoesNotDependOnBucketOrder(t *testing.T) {
+	opts, _ := ParseOptions(map[string]string{"num-sorted-run.compaction-trigger": "2"}, true)
+	view, err := parseView(`
+		bucket q/1
+		L0: d:a-b@4 size=10 c:a-b@3 size=10
+		bucket p/3
+		L0: b:a-b@2 size=10 a:a-b@1 size=10
+		bucket p/0
+		L0: f:a-b@2 size=10 e:a-b@1 size=10`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := summary(Plan(view, nil, opts, time.Unix(0, 0)))
+	slices.Reverse(view.Buckets)
+	if got := summary(Plan(view, nil, opts, time.Unix(0, 0))); got != want {
+		t.Errorf("reversed buckets:\n%s\nwant:\n%s", got, want)
+	}
+	if !strings.HasPrefix(want, "p/bucket-0") {
+		t.Errorf("jobs not ordered by partition and bucket:\n%s", want)
+	}
+}

@@ -133,8 +133,8 @@ func (p *picker) earlyFull() *Unit {
 		if last.IsZero() {
 			return p.all(fmt.Sprintf("optimization interval %s: no full compaction known", *iv))
 		}
-		// Java compares whole milliseconds.
-		if elapsed := p.now.Sub(last).Milliseconds(); elapsed > iv.Milliseconds() {
+		// Java compares epoch milliseconds.
+		if elapsed := p.now.UnixMilli() - last.UnixMilli(); elapsed > iv.Milliseconds() {
 			return p.all(fmt.Sprintf("optimization interval %s: last full compaction %s ago", *iv, time.Duration(elapsed)*time.Millisecond))
 		}
 	}
