@@ -383,3 +383,78 @@ func TestPartitionColumnsOfThePrimaryKeyPassThroughAggregation(t *testing.T) {
 		t.Fatal("a primary key equal to the partition keys was accepted")
 	}
 }
+
+func TestAggregationMapWithKeyTimeAndNestedUpdate(t *testing.T) {
+	agg := func(kv ...string) map[string]string {
+		m := map[string]string{"merge-engine": "aggregation"}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	valRow := table.DataType{Root: table.TypeRow, Nullable: true, Fields: []table.DataField{{Name: "v", Type: tInt}, {ID: 1, Name: "ts", Type: tString}}}
+	tKeyTime := table.DataType{Root: table.TypeMap, Key: &tString, Value: &valRow, Nullable: true}
+	nestedRow := table.DataType{Root: table.TypeRow, Nullable: true, Fields: []table.DataField{{Name: "id", Type: tInt}, {ID: 1, Name: "v", Type: tString}, {ID: 2, Name: "s", Type: tInt}}}
+	tNested := table.DataType{Root: table.TypeArray, Element: &nestedRow, Nullable: true}
+	m := func(kv ...any) *table.Map {
+		out := &table.Map{}
+		for i := 0; i < len(kv); i += 2 {
+			out.Keys = append(out.Keys, kv[i])
+			out.Values = append(out.Values, kv[i+1])
+		}
+		return out
+	}
+	r := func(vals ...any) table.Row { return table.Row(vals) }
+	arr := func(rows ...any) []any { return rows }
+	runEngineCases(t, []engineCase{
+		{name: "merge_map_with_keytime keeps the row with the larger timestamp per key", rt: schema("v", tKeyTime),
+			options: agg("fields.v.aggregate-function", "merge_map_with_keytime"),
+			recs: []table.KeyValue{
+				rec("+I", 1, 1, m("a", r(int32(1), "2024-01-02"), "b", r(int32(2), "2024-01-01"))),
+				rec("+I", 2, 1, m("a", r(int32(9), "2024-01-01"), "b", r(int32(8), "2024-01-05"), "c", r(int32(3), nil), "d", r(int32(4), "x"))),
+				rec("+I", 3, 1, m("a", nil)),
+			},
+			want: "+I3(1,{b:[8 2024-01-05] d:[4 x]})"},
+		{name: "merge_map_with_keytime does not support retraction", rt: schema("v", tKeyTime),
+			options: agg("fields.v.aggregate-function", "merge_map_with_keytime"),
+			recs:    []table.KeyValue{rec("+I", 1, 1, m("a", r(int32(1), "t"))), rec("-U", 2, 1, m("a", r(int32(1), "t")))},
+			wantErr: "does not support retraction"},
+		{name: "nested_update without a key appends non-null rows", rt: schema("v", tNested),
+			options: agg("fields.v.aggregate-function", "nested_update"),
+			recs:    []table.KeyValue{rec("+I", 1, 1, arr(r(int32(1), "a", nil))), rec("+I", 2, 1, arr(r(int32(1), "a", nil), nil))},
+			want:    "+I2(1,[[1 a <nil>] [1 a <nil>]])"},
+		{name: "nested_update count-limit stops appending", rt: schema("v", tNested),
+			options: agg("fields.v.aggregate-function", "nested_update", "fields.v.count-limit", "2"),
+			recs:    []table.KeyValue{rec("+I", 1, 1, arr(r(int32(1), "a", nil), r(int32(2), "b", nil))), rec("+I", 2, 1, arr(r(int32(3), "c", nil)))},
+			want:    "+I2(1,[[1 a <nil>] [2 b <nil>]])"},
+		{name: "nested_update upserts by nested key", rt: schema("v", tNested),
+			options: agg("fields.v.aggregate-function", "nested_update", "fields.v.nested-key", "id"),
+			recs:    []table.KeyValue{rec("+I", 1, 1, arr(r(int32(1), "a", int32(1)), r(int32(2), "b", int32(1)))), rec("+I", 2, 1, arr(r(int32(1), "x", int32(0)), r(int32(3), "c", int32(1))))},
+			want:    "+I2(1,[[1 x 0] [2 b 1] [3 c 1]])"},
+		{name: "nested_update keeps a row whose nested sequence is newer", rt: schema("v", tNested),
+			options: agg("fields.v.aggregate-function", "nested_update", "fields.v.nested-key", "id", "fields.v.nested-sequence-field", "s"),
+			recs:    []table.KeyValue{rec("+I", 1, 1, arr(r(int32(1), "a", int32(1)))), rec("+I", 2, 1, arr(r(int32(1), "x", int32(0))))},
+			want:    "+I2(1,[[1 a 1]])"},
+		{name: "nested_update retraction removes rows by nested key", rt: schema("v", tNested),
+			options: agg("fields.v.aggregate-function", "nested_update", "fields.v.nested-key", "id"),
+			recs:    []table.KeyValue{rec("+I", 1, 1, arr(r(int32(1), "a", nil), r(int32(2), "b", nil))), rec("-U", 2, 1, arr(r(int32(2), "zzz", nil)))},
+			want:    "+I2(1,[[1 a <nil>]])"},
+		{name: "nested_update ignore strategy drops rows with a null nested key", rt: schema("v", tNested),
+			options: agg("fields.v.aggregate-function", "nested_update", "fields.v.nested-key", "id", "fields.v.nested-key-null-strategy", "ignore"),
+			recs:    []table.KeyValue{rec("+I", 1, 1, arr(r(int32(1), "a", nil))), rec("+I", 2, 1, arr(r(nil, "b", nil)))},
+			want:    "+I2(1,[[1 a <nil>]])"},
+		{name: "nested_update error strategy fails on a null nested key", rt: schema("v", tNested),
+			options: agg("fields.v.aggregate-function", "nested_update", "fields.v.nested-key", "id", "fields.v.nested-key-null-strategy", "error"),
+			recs:    []table.KeyValue{rec("+I", 1, 1, arr(r(int32(1), "a", nil))), rec("+I", 2, 1, arr(r(nil, "b", nil)))},
+			wantErr: "nested key contains null"},
+	})
+	if err := Validate(agg("fields.v.aggregate-function", "nested_update", "fields.v.nested-sequence-field", "s"), schema("v", tNested), []string{"k"}); err == nil || !strings.Contains(err.Error(), "nested-key") {
+		t.Fatalf("nested-sequence-field without nested-key: error = %v", err)
+	}
+	if err := Validate(agg("fields.v.aggregate-function", "nested_update", "fields.v.nested-key", "nope"), schema("v", tNested), []string{"k"}); err == nil || !strings.Contains(err.Error(), "fields.v.nested-key") {
+		t.Fatalf("unknown nested key: error = %v", err)
+	}
+	if err := Validate(agg("fields.v.aggregate-function", "merge_map_with_keytime", "fields.v.ts-field", "nope"), schema("v", tKeyTime), []string{"k"}); err == nil || !strings.Contains(err.Error(), "fields.v.ts-field") {
+		t.Fatalf("unknown ts field: error = %v", err)
+	}
+}

@@ -37,8 +37,8 @@ const (
 	AggCollect              = "collect"
 	AggMergeMap             = "merge_map"
 	aggPrimaryKey           = "primary-key"
-	aggMergeMapWithKeyTime  = "merge_map_with_keytime"
-	aggNestedUpdate         = "nested_update"
+	AggMergeMapWithKeyTime  = "merge_map_with_keytime"
+	AggNestedUpdate         = "nested_update"
 	aggNestedPartialUpdate  = "nested_partial_update"
 	aggRoaringBitmap32      = "rbm32"
 	aggRoaringBitmap64      = "rbm64"
@@ -125,7 +125,15 @@ func newFieldAgg(fn string, f table.DataField, options map[string]string, fnKey 
 		a = &mergeMapAgg{aggBase: base, keyType: *t.Key}
 	case aggPrimaryKey:
 		a = &primaryKeyAgg{aggBase: base}
-	case aggMergeMapWithKeyTime, aggNestedUpdate, aggNestedPartialUpdate, aggRoaringBitmap32, aggRoaringBitmap64, aggHllSketch, aggThetaSketch:
+	case AggMergeMapWithKeyTime:
+		if a, err = newMergeMapWithKeyTime(base, f, options, bad); err != nil {
+			return nil, err
+		}
+	case AggNestedUpdate:
+		if a, err = newNestedUpdate(base, f, options, bad); err != nil {
+			return nil, err
+		}
+	case aggNestedPartialUpdate, aggRoaringBitmap32, aggRoaringBitmap64, aggHllSketch, aggThetaSketch:
 		return nil, bad("aggregate function %q (field %q) is not implemented by compactd", fn, f.Name)
 	default:
 		return nil, bad("use unsupported aggregation: %s or spell aggregate function incorrectly", fn)
