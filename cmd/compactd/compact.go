@@ -1,0 +1,201 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/compactd/compactd/compact"
+	"github.com/compactd/compactd/planner"
+)
+
+func init() {
+	extraCommands = append(extraCommands, newCompactCmd, newPlanCmd)
+}
+
+type selectFlags struct {
+	partition string
+	bucket    int
+	asJSON    bool
+}
+
+func (s *selectFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&s.partition, "partition", "", "only this partition, as k=v[,k=v...] or its path k=v/k=v")
+	cmd.Flags().IntVar(&s.bucket, "bucket", -1, "only this bucket number")
+	cmd.Flags().BoolVar(&s.asJSON, "json", false, "print JSON")
+}
+
+func (s *selectFlags) apply(o *compact.Options) {
+	o.Partition = strings.ReplaceAll(s.partition, ",", "/")
+	if s.bucket >= 0 {
+		b := s.bucket
+		o.Bucket = &b
+	}
+}
+
+// jobView is the printable form of a planned job.
+type jobView struct {
+	Partition   string   `json:"partition"`
+	Bucket      int      `json:"bucket"`
+	Reason      string   `json:"reason"`
+	Full        bool     `json:"full"`
+	OutputLevel int      `json:"outputLevel"`
+	DropDelete  bool     `json:"dropDelete"`
+	FilesIn     int      `json:"filesIn"`
+	BytesIn     int64    `json:"bytesIn"`
+	Rewrite     []string `json:"rewrite"`
+	Upgrade     []string `json:"upgrade,omitempty"`
+}
+
+func jobViews(v *compact.TableView, jobs []planner.Job) []jobView {
+	out := make([]jobView, 0, len(jobs))
+	for _, j := range jobs {
+		jv := jobView{Partition: v.PartitionPath[j.Partition], Bucket: j.Bucket, Reason: j.Reason, Full: j.Full,
+			OutputLevel: j.OutputLevel, DropDelete: j.DropDelete, FilesIn: len(j.Inputs)}
+		for _, f := range j.Inputs {
+			jv.BytesIn += f.Size
+		}
+		for _, f := range j.Rewritten() {
+			jv.Rewrite = append(jv.Rewrite, f.String())
+		}
+		for _, f := range j.Upgrades() {
+			jv.Upgrade = append(jv.Upgrade, f.String())
+		}
+		out = append(out, jv)
+	}
+	return out
+}
+
+func printJobs(w io.Writer, jobs []jobView) {
+	if len(jobs) == 0 {
+		fmt.Fprintln(w, "nothing to compact")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PARTITION\tBUCKET\tFILES IN\tBYTES IN\tREWRITE\tUPGRADE\tOUTPUT LEVEL\tDROP DELETES\tREASON")
+	for _, j := range jobs {
+		part := j.Partition
+		if part == "" {
+			part = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%v\t%s\n", part, j.Bucket, j.FilesIn, j.BytesIn, len(j.Rewrite), len(j.Upgrade), j.OutputLevel, j.DropDelete, j.Reason)
+	}
+	tw.Flush()
+}
+
+func newPlanCmd() *cobra.Command {
+	var sel selectFlags
+	var full bool
+	cmd := &cobra.Command{
+		Use:   "plan <warehouse> <db.table>",
+		Short: "Show what compaction would do per partition and bucket, and why (a dry run)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			t, err := openTable(ctx, args[0], args[1])
+			if err != nil {
+				return err
+			}
+			o := compact.Options{Full: full}
+			sel.apply(&o)
+			v, plan, popts, err := compact.PlanTable(ctx, t, o, time.Now())
+			if err != nil {
+				return err
+			}
+			jobs := jobViews(v, plan.Jobs)
+			backlog := planner.Backlog(v.View, popts, time.Now())
+			if sel.asJSON {
+				return json.NewEncoder(os.Stdout).Encode(map[string]any{"table": t.FullName(), "jobs": jobs, "backlog": backlog, "supported": errString(compact.Supported(t, nil))})
+			}
+			if err := compact.Supported(t, nil); err != nil {
+				fmt.Fprintf(os.Stdout, "compactd will refuse this table: %v\n", err)
+			}
+			printJobs(os.Stdout, jobs)
+			for _, e := range plan.Errors {
+				fmt.Fprintf(os.Stdout, "cannot plan %s: %v\n", e.Bucket, e.Err)
+			}
+			return nil
+		},
+	}
+	sel.add(cmd)
+	cmd.Flags().BoolVar(&full, "full", false, "plan a full compaction")
+	return cmd
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func newCompactCmd() *cobra.Command {
+	var sel selectFlags
+	var o compact.Options
+	cmd := &cobra.Command{
+		Use:   "compact <warehouse> <db.table>",
+		Short: "Compact a table as Paimon would (--full for a full compaction) and commit a COMPACT snapshot",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			t, err := openTable(ctx, args[0], args[1])
+			if err != nil {
+				return err
+			}
+			sel.apply(&o)
+			if isTerminal(os.Stderr) && !sel.asJSON {
+				o.Progress = func(done, total int, r *compact.JobResult) {
+					fmt.Fprintf(os.Stderr, "\r%d/%d buckets, %d rows in, %d rows out", done, total, r.RowsIn, r.RowsOut)
+					if done == total {
+						fmt.Fprintln(os.Stderr)
+					}
+				}
+			}
+			sum, err := compact.Run(ctx, t, o)
+			if err != nil {
+				return err
+			}
+			if sel.asJSON {
+				return json.NewEncoder(os.Stdout).Encode(map[string]any{
+					"table": sum.Table, "snapshot": sum.Snapshot, "buckets": sum.Buckets, "abandoned": sum.Abandoned,
+					"filesIn": sum.FilesIn, "filesOut": sum.FilesOut, "rowsIn": sum.RowsIn, "rowsOut": sum.RowsOut,
+					"bytesIn": sum.BytesIn, "bytesOut": sum.BytesOut, "seconds": sum.Duration.Seconds(), "dryRun": o.DryRun,
+				})
+			}
+			if o.DryRun {
+				v, plan, _, err := compact.PlanTable(ctx, t, o, time.Now())
+				if err != nil {
+					return err
+				}
+				printJobs(os.Stdout, jobViews(v, plan.Jobs))
+				return nil
+			}
+			if sum.Snapshot == 0 {
+				fmt.Fprintf(os.Stdout, "%s: nothing to compact\n", sum.Table)
+				return nil
+			}
+			fmt.Fprintf(os.Stdout, "%s: committed snapshot %d (COMPACT): %d buckets, files %d -> %d, rows %d -> %d, bytes %d -> %d, %.2fs\n",
+				sum.Table, sum.Snapshot, sum.Buckets, sum.FilesIn, sum.FilesOut, sum.RowsIn, sum.RowsOut, sum.BytesIn, sum.BytesOut, sum.Duration.Seconds())
+			if sum.Abandoned > 0 {
+				fmt.Fprintf(os.Stdout, "%d bucket jobs were abandoned because a concurrent commit changed their inputs\n", sum.Abandoned)
+			}
+			return nil
+		},
+	}
+	sel.add(cmd)
+	cmd.Flags().BoolVar(&o.Full, "full", false, "full compaction of every selected bucket")
+	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "plan only, write nothing")
+	cmd.Flags().IntVar(&o.Parallelism, "parallelism", 2, "buckets compacted at once")
+	return cmd
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,362 @@
+package compact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/sourcegraph/conc/pool"
+
+	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/merge"
+	"github.com/compactd/compactd/planner"
+	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/datafile"
+)
+
+// Options configure one compaction run of a table.
+type Options struct {
+	// Full forces a full compaction of every selected bucket.
+	Full bool
+	// Partition, if not empty, restricts the run to the partition whose
+	// path is given ("dt=2024-01-01/hr=3").
+	Partition string
+	// Bucket, if not nil, restricts the run to one bucket number.
+	Bucket *int
+	// DryRun plans without writing anything.
+	DryRun bool
+	// CommitUser identifies this compactd process in snapshots; empty means
+	// a fresh UUID per run.
+	CommitUser string
+	// Parallelism bounds the buckets compacted at once (default 2).
+	Parallelism int
+	// TargetFileSize overrides target-file-size (tests, benchmarks).
+	TargetFileSize int64
+	// Overrides are table options applied over the table's own (policy).
+	Overrides map[string]string
+	// MaxRebases bounds how often the run re-plans after conflicts (default 3).
+	MaxRebases int
+	// Progress, if set, is called after each job finishes.
+	Progress func(done, total int, r *JobResult)
+	// Now is the clock (tests); nil means time.Now.
+	Now func() time.Time
+	// BeforeCommit, if set, runs after all jobs are executed and before the
+	// first commit attempt (tests interleave concurrent writers here).
+	BeforeCommit func()
+}
+
+// Summary reports a run.
+type Summary struct {
+	Table     string
+	Plan      planner.PlanResult
+	Snapshot  int64 // the COMPACT snapshot, 0 if nothing was committed
+	Jobs      []*JobResult
+	Abandoned int // jobs dropped because a concurrent change removed their inputs
+	Buckets   int
+	FilesIn   int
+	FilesOut  int
+	RowsIn    int64
+	RowsOut   int64
+	BytesIn   int64
+	BytesOut  int64
+	Duration  time.Duration
+}
+
+// Supported reports why compactd refuses to compact a table, before
+// anything is read or written; nil if it can.
+func Supported(t *table.Table, overrides map[string]string) error {
+	o := t.Options()
+	if o.DeletionVectorsEnabled {
+		return fmt.Errorf("table %s: not supported yet: deletion-vectors.enabled=true (compaction would have to maintain deletion-vector index files)", t.FullName())
+	}
+	switch o.ChangelogProducer {
+	case "lookup", "full-compaction":
+		return fmt.Errorf("table %s: not supported yet: changelog-producer=%s (compaction must produce changelog files for streaming readers)", t.FullName(), o.ChangelogProducer)
+	}
+	if o.Bucket == -2 {
+		return fmt.Errorf("table %s: not supported yet: bucket=-2 (postponed buckets)", t.FullName())
+	}
+	if t.HasPrimaryKey() && o.Bucket == -1 {
+		return fmt.Errorf("table %s: not supported yet: dynamic-bucket primary-key tables (bucket=-1)", t.FullName())
+	}
+	if o.RowTrackingEnabled || o.DataEvolutionEnabled {
+		return fmt.Errorf("table %s: not supported yet: row-tracking / data-evolution tables", t.FullName())
+	}
+	if !isParquet(o.FileFormat) {
+		return fmt.Errorf("table %s: not supported: file.format=%s (compactd writes Parquet)", t.FullName(), o.FileFormat)
+	}
+	if t.HasPrimaryKey() {
+		s := t.Schema()
+		if err := merge.Validate(mergeOptions(s.EffectiveOptions(), overrides), s.Fields, s.TrimmedPrimaryKeys()); err != nil {
+			return fmt.Errorf("table %s: %w", t.FullName(), err)
+		}
+	}
+	return nil
+}
+
+func isParquet(f string) bool { return f == "" || f == "parquet" }
+
+func mergeOptions(base, over map[string]string) map[string]string {
+	if len(over) == 0 {
+		return base
+	}
+	out := make(map[string]string, len(base)+len(over))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		out[k] = v
+	}
+	return out
+}
+
+// PlannerOptions are the planner's options for a table.
+func PlannerOptions(t *table.Table, o Options) (planner.Options, error) {
+	popts, err := planner.ParseOptions(mergeOptions(t.Schema().EffectiveOptions(), o.Overrides), t.HasPrimaryKey())
+	if err != nil {
+		return planner.Options{}, fmt.Errorf("table %s: %w", t.FullName(), err)
+	}
+	if o.Full {
+		popts.Strategy = planner.StrategyFull
+	}
+	return popts, nil
+}
+
+// PlanTable loads the latest snapshot and plans it, restricted to the
+// selected partition and bucket.
+func PlanTable(ctx context.Context, t *table.Table, o Options, now time.Time) (*TableView, planner.PlanResult, planner.Options, error) {
+	popts, err := PlannerOptions(t, o)
+	if err != nil {
+		return nil, planner.PlanResult{}, popts, err
+	}
+	history := 0
+	if popts.FullCompactionDeltaCommits > 0 {
+		history = max(100, 4*popts.FullCompactionDeltaCommits)
+	}
+	v, err := LoadView(ctx, t, history)
+	if err != nil {
+		return nil, planner.PlanResult{}, popts, err
+	}
+	if o.Partition != "" || o.Bucket != nil {
+		kept := v.View.Buckets[:0:0]
+		for _, b := range v.View.Buckets {
+			if o.Partition != "" && v.PartitionPath[b.Partition] != o.Partition {
+				continue
+			}
+			if o.Bucket != nil && b.Bucket != *o.Bucket {
+				continue
+			}
+			kept = append(kept, b)
+		}
+		v.View.Buckets = kept
+	}
+	return v, planner.Plan(v.View, nil, popts, now), popts, nil
+}
+
+// Run plans and executes a compaction of t and commits it as one COMPACT
+// snapshot. Concurrent writers may commit meanwhile: the commit rebases onto
+// their snapshots, and a job whose inputs a concurrent change removed is
+// abandoned (its files deleted) and the table re-planned.
+func Run(ctx context.Context, t *table.Table, o Options) (*Summary, error) {
+	start := time.Now()
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	if err := Supported(t, o.Overrides); err != nil {
+		return nil, err
+	}
+	if o.CommitUser == "" {
+		o.CommitUser = "compactd-" + uuid.NewString()
+	}
+	if o.MaxRebases <= 0 {
+		o.MaxRebases = 3
+	}
+	sum := &Summary{Table: t.FullName()}
+	defer func() { sum.Duration = time.Since(start) }()
+	for round := 0; ; round++ {
+		v, plan, _, err := PlanTable(ctx, t, o, now())
+		if err != nil {
+			return sum, err
+		}
+		sum.Plan = plan
+		for _, e := range plan.Errors {
+			slog.Error("bucket cannot be planned", "table", t.FullName(), "bucket", e.Bucket.String(), "err", e.Err)
+		}
+		if o.DryRun || len(plan.Jobs) == 0 {
+			return sum, nil
+		}
+		results, err := execute(ctx, t, v, plan.Jobs, o, now)
+		if err != nil {
+			return sum, err
+		}
+		if o.BeforeCommit != nil {
+			o.BeforeCommit()
+		}
+		snap, kept, err := commitResults(ctx, t, results, o)
+		if err != nil {
+			return sum, err
+		}
+		sum.Abandoned += len(results) - len(kept)
+		if snap != nil {
+			sum.Snapshot = snap.ID
+			sum.Jobs = append(sum.Jobs, kept...)
+			for _, r := range kept {
+				sum.Buckets++
+				sum.FilesIn += r.FilesIn
+				sum.FilesOut += r.FilesOut
+				sum.RowsIn += r.RowsIn
+				sum.RowsOut += r.RowsOut
+				sum.BytesIn += r.BytesIn
+				sum.BytesOut += r.BytesOut
+			}
+		}
+		if len(kept) == len(results) || round+1 >= o.MaxRebases {
+			return sum, nil
+		}
+		slog.Info("re-planning after a concurrent change", "table", t.FullName(), "abandoned", len(results)-len(kept))
+	}
+}
+
+func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.Job, o Options, now func() time.Time) ([]*JobResult, error) {
+	x := &executor{t: t, view: v, targetSize: o.TargetFileSize, now: now}
+	s := t.Schema()
+	x.read = datafile.Schema{Fields: s.Fields, KeyNames: s.TrimmedPrimaryKeys()}
+	if s.HasPrimaryKey() {
+		eng, err := merge.NewEngine(mergeOptions(s.EffectiveOptions(), o.Overrides), s.Fields, s.TrimmedPrimaryKeys())
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %w", t.FullName(), err)
+		}
+		x.eng = eng
+	}
+	if err := x.loadSchemas(ctx); err != nil {
+		return nil, err
+	}
+	par := o.Parallelism
+	if par <= 0 {
+		par = 2
+	}
+	results := make([]*JobResult, len(jobs))
+	var mu sync.Mutex
+	done := 0
+	p := pool.New().WithContext(ctx).WithMaxGoroutines(par).WithCancelOnError()
+	for i := range jobs {
+		p.Go(func(ctx context.Context) error {
+			r, err := x.run(ctx, jobs[i])
+			if err != nil {
+				return fmt.Errorf("compact %s %s: %w", t.FullName(), jobs[i].ID(), err)
+			}
+			mu.Lock()
+			results[i] = r
+			done++
+			if o.Progress != nil {
+				o.Progress(done, len(jobs), r)
+			}
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := p.Wait(); err != nil {
+		for _, r := range results {
+			if r != nil {
+				deleteAll(t, r.Written)
+			}
+		}
+		return nil, err
+	}
+	return results, nil
+}
+
+// commitResults commits the jobs' entries as one COMPACT snapshot. On a
+// conflict it drops the jobs whose inputs are no longer live, deletes their
+// files, and commits the rest.
+func commitResults(ctx context.Context, t *table.Table, results []*JobResult, o Options) (*table.Snapshot, []*JobResult, error) {
+	kept := results
+	for attempt := 0; ; attempt++ {
+		var entries []table.ManifestEntry
+		for _, r := range kept {
+			entries = append(entries, r.Entries...)
+		}
+		if len(entries) == 0 {
+			return nil, nil, nil
+		}
+		res, err := t.Commit(ctx, table.CommitRequest{
+			Kind: table.CommitCompact, CommitUser: o.CommitUser, CommitIdentifier: table.BatchCommitIdentifier, Entries: entries,
+		})
+		if err == nil {
+			return res.Snapshot, kept, nil
+		}
+		var conflict *table.ConflictError
+		if !errors.As(err, &conflict) || attempt >= 3 {
+			if errors.As(err, &conflict) || ctx.Err() != nil {
+				for _, r := range kept {
+					deleteAll(t, r.Written)
+				}
+			}
+			return nil, nil, err
+		}
+		slog.Warn("compaction commit conflicts, dropping jobs whose inputs changed", "table", t.FullName(), "err", err)
+		live, err := liveSet(ctx, t)
+		if err != nil {
+			return nil, nil, err
+		}
+		var next []*JobResult
+		for _, r := range kept {
+			ok := true
+			for i := range r.Entries {
+				e := &r.Entries[i]
+				if e.Kind == table.FileKindDelete && !live[e.Identifier()] {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				next = append(next, r)
+			} else {
+				deleteAll(t, r.Written)
+			}
+		}
+		if len(next) == len(kept) {
+			// Nothing to drop: the conflict is not about our inputs.
+			for _, r := range kept {
+				deleteAll(t, r.Written)
+			}
+			return nil, nil, err
+		}
+		kept = next
+	}
+}
+
+func liveSet(ctx context.Context, t *table.Table) (map[table.FileIdentifier]bool, error) {
+	latest, err := t.LatestSnapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	adds, _, _, err := t.LiveEntries(ctx, latest)
+	if err != nil {
+		return nil, err
+	}
+	live := make(map[table.FileIdentifier]bool, len(adds))
+	for i := range adds {
+		live[adds[i].Identifier()] = true
+	}
+	return live, nil
+}
+
+func deleteAll(t *table.Table, paths []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, p := range paths {
+		if err := t.FileIO().Delete(ctx, p); err != nil {
+			slog.Warn("delete uncommitted compaction output", "table", t.FullName(), "file", p, "err", err)
+		}
+	}
+}
+
+func isNoSnapshot(err error) bool { return errors.Is(err, table.ErrNoSnapshot) }
+
+func isNotExist(err error) bool { return errors.Is(err, fileio.ErrNotExist) }

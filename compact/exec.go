@@ -1,0 +1,322 @@
+package compact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/compactd/compactd/merge"
+	"github.com/compactd/compactd/planner"
+	"github.com/compactd/compactd/scan"
+	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/write"
+)
+
+// JobResult is the outcome of one executed job: the manifest entries to
+// commit (DELETEs of the inputs, then ADDs of the outputs) and every file
+// written, which must be deleted if the result is not committed.
+type JobResult struct {
+	Job      planner.Job
+	Entries  []table.ManifestEntry
+	Written  []string
+	RowsIn   int64
+	RowsOut  int64
+	BytesIn  int64
+	BytesOut int64
+	FilesIn  int
+	FilesOut int
+}
+
+// executor runs jobs of one table.
+type executor struct {
+	t          *table.Table
+	view       *TableView
+	eng        *merge.Engine
+	read       datafile.Schema
+	targetSize int64
+	now        func() time.Time
+	schemas    map[int64]datafile.Schema
+}
+
+func (x *executor) schemaOf(ctx context.Context, id int64) (datafile.Schema, error) {
+	// Called from one goroutine per job; the map is filled before jobs start.
+	if s, ok := x.schemas[id]; ok {
+		return s, nil
+	}
+	return datafile.Schema{}, fmt.Errorf("schema %d of table %s not loaded", id, x.t.FullName())
+}
+
+func (x *executor) loadSchemas(ctx context.Context) error {
+	x.schemas = map[int64]datafile.Schema{}
+	for _, b := range x.view.FileSet.Buckets() {
+		for i := range b.Files {
+			id := b.Files[i].File.SchemaID
+			if _, ok := x.schemas[id]; ok {
+				continue
+			}
+			s, err := x.t.SchemaByID(ctx, id)
+			if err != nil {
+				return err
+			}
+			x.schemas[id] = datafile.Schema{Fields: s.Fields, KeyNames: s.TrimmedPrimaryKeys()}
+		}
+	}
+	return nil
+}
+
+// run executes one job. On error every file it wrote is deleted.
+func (x *executor) run(ctx context.Context, job planner.Job) (res *JobResult, err error) {
+	id := job.ID()
+	b := x.view.buckets[id]
+	res = &JobResult{Job: job}
+	defer func() {
+		if err != nil {
+			deleteAll(x.t, res.Written)
+			res.Written = nil
+		}
+	}()
+	entry := func(f planner.File) (*table.ManifestEntry, error) {
+		e, ok := x.view.Entry(id, f.Name)
+		if !ok {
+			return nil, fmt.Errorf("planned file %s is not live in bucket %d", f.Name, job.Bucket)
+		}
+		return e, nil
+	}
+	var deletes, adds []table.ManifestEntry
+	for _, step := range job.Steps {
+		switch step.Kind {
+		case planner.StepUpgrade:
+			e, err := entry(step.File)
+			if err != nil {
+				return res, err
+			}
+			up := *e
+			up.Kind = table.FileKindAdd
+			up.File.Level = int32(job.OutputLevel)
+			del := *e
+			del.Kind = table.FileKindDelete
+			deletes = append(deletes, del)
+			adds = append(adds, up)
+		case planner.StepRewrite:
+			var files []*table.ManifestEntry
+			for _, sec := range step.Sections {
+				for _, run := range sec {
+					for _, f := range run {
+						e, err := entry(f)
+						if err != nil {
+							return res, err
+						}
+						files = append(files, e)
+					}
+				}
+			}
+			outs, err := x.rewrite(ctx, b, files, job)
+			for _, o := range outs {
+				res.Written = append(res.Written, o.path)
+			}
+			if err != nil {
+				return res, err
+			}
+			for _, e := range files {
+				del := *e
+				del.Kind = table.FileKindDelete
+				deletes = append(deletes, del)
+				res.FilesIn++
+				res.RowsIn += e.File.RowCount
+				res.BytesIn += e.File.FileSize
+			}
+			for _, o := range outs {
+				adds = append(adds, table.ManifestEntry{Kind: table.FileKindAdd, Partition: b.Partition,
+					Bucket: b.Bucket, TotalBuckets: b.TotalBuckets, File: o.meta})
+				res.FilesOut++
+				res.RowsOut += o.meta.RowCount
+				res.BytesOut += o.meta.FileSize
+			}
+		}
+	}
+	res.Entries = append(deletes, adds...)
+	return res, nil
+}
+
+type output struct {
+	path string
+	meta table.DataFileMeta
+}
+
+func (x *executor) rewrite(ctx context.Context, b *table.BucketFiles, files []*table.ManifestEntry, job planner.Job) ([]output, error) {
+	if x.eng == nil {
+		return x.rewriteAppend(ctx, b, files)
+	}
+	it, err := scan.OpenMerged(ctx, x.t, files, x.eng, x.read, x.schemaOf, nil, job.DropDelete)
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	r := write.NewRoller(ctx, x.t, b.Partition, b.Bucket, int32(job.OutputLevel), table.FileSourceCompact)
+	if x.targetSize > 0 {
+		r.SetTargetSize(x.targetSize)
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			r.Abort()
+			return nil, err
+		}
+		kv, err := it.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err == nil {
+			err = r.Write(kv)
+		}
+		if err != nil {
+			r.Abort()
+			return nil, err
+		}
+	}
+	metas, err := r.Close()
+	outs := make([]output, 0, len(r.Written()))
+	for i, p := range r.Written() {
+		o := output{path: p}
+		if i < len(metas) {
+			o.meta = metas[i]
+		}
+		outs = append(outs, o)
+	}
+	return outs, err
+}
+
+// rewriteAppend concatenates append files in sequence order into new
+// level-0 files whose sequence numbers restart at the first input's.
+func (x *executor) rewriteAppend(ctx context.Context, b *table.BucketFiles, files []*table.ManifestEntry) ([]output, error) {
+	files = slices.Clone(files)
+	slices.SortStableFunc(files, func(a, b *table.ManifestEntry) int {
+		return compareInt64(a.File.MinSequenceNumber, b.File.MinSequenceNumber)
+	})
+	ar := newAppendRoller(ctx, x.t, b, x.targetSize, x.now)
+	if len(files) > 0 {
+		ar.seq = files[0].File.MinSequenceNumber
+	}
+	for _, e := range files {
+		path, err := x.t.DataFilePath(e)
+		if err != nil {
+			ar.abort()
+			return ar.outs, err
+		}
+		fileSchema, err := x.schemaOf(ctx, e.File.SchemaID)
+		if err != nil {
+			ar.abort()
+			return ar.outs, err
+		}
+		rr, err := datafile.OpenRows(ctx, x.t.FileIO(), path, fileSchema.Fields, x.read.Fields)
+		if err != nil {
+			ar.abort()
+			return ar.outs, err
+		}
+		for {
+			row, err := rr.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err == nil {
+				err = ar.write(row)
+			}
+			if err != nil {
+				rr.Close()
+				ar.abort()
+				return ar.outs, err
+			}
+		}
+		if err := rr.Close(); err != nil {
+			ar.abort()
+			return ar.outs, err
+		}
+	}
+	err := ar.close()
+	return ar.outs, err
+}
+
+func compareInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+type appendRoller struct {
+	ctx    context.Context
+	t      *table.Table
+	b      *table.BucketFiles
+	target int64
+	now    func() time.Time
+	seq    int64
+	cur    *datafile.RowWriter
+	curSeq int64
+	curP   string
+	outs   []output
+}
+
+func newAppendRoller(ctx context.Context, t *table.Table, b *table.BucketFiles, target int64, now func() time.Time) *appendRoller {
+	if target <= 0 {
+		target = t.Options().TargetFileSizeFor(false)
+	}
+	return &appendRoller{ctx: ctx, t: t, b: b, target: target, now: now}
+}
+
+func (a *appendRoller) write(row table.Row) error {
+	if a.cur == nil {
+		dir, err := a.t.Paths().BucketPath(a.b.Partition, a.b.Bucket)
+		if err != nil {
+			return err
+		}
+		a.curP = dir + "/" + a.t.Paths().NewDataFileName()
+		w, err := datafile.NewRowWriter(a.ctx, a.t.FileIO(), a.curP, a.t.Schema().Fields, a.t.Schema().EffectiveOptions())
+		if err != nil {
+			return err
+		}
+		a.cur, a.curSeq = w, a.seq
+		a.outs = append(a.outs, output{path: a.curP})
+	}
+	if err := a.cur.Write(row); err != nil {
+		return err
+	}
+	a.seq++
+	if a.cur.RowCount()%1000 == 0 && a.cur.EstimatedSize() >= a.target {
+		return a.roll()
+	}
+	return nil
+}
+
+func (a *appendRoller) roll() error {
+	st, err := a.cur.Close()
+	a.cur = nil
+	if err != nil {
+		return err
+	}
+	meta, err := write.AppendFileMeta(st, a.t.Schema(), a.curSeq, table.FileSourceCompact, a.now())
+	if err != nil {
+		return err
+	}
+	a.outs[len(a.outs)-1].meta = meta
+	return nil
+}
+
+func (a *appendRoller) close() error {
+	if a.cur != nil {
+		return a.roll()
+	}
+	return nil
+}
+
+func (a *appendRoller) abort() {
+	if a.cur != nil {
+		_ = a.cur.Abort()
+		a.cur = nil
+	}
+}

@@ -1,0 +1,194 @@
+// Package compact executes compaction plans: it turns a table's live file
+// set into the planner's view, runs the pure planner, merges the picked runs
+// through the merge engine into new files, and commits the result as one
+// COMPACT snapshot, rebasing over concurrent writers.
+package compact
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/compactd/compactd/planner"
+	"github.com/compactd/compactd/table"
+)
+
+// bucketFiles maps planner file names back to manifest entries.
+type bucketFiles map[string]*table.ManifestEntry
+
+// TableView is a table's live files as the planner sees them, with the
+// manifest entries behind each planner file.
+type TableView struct {
+	Snapshot *table.Snapshot
+	FileSet  *table.FileSet
+	View     planner.View
+	// PartitionPath names each planner partition identity (the partition
+	// bytes) for humans.
+	PartitionPath map[string]string
+	entries       map[planner.BucketID]bucketFiles
+	buckets       map[planner.BucketID]*table.BucketFiles
+}
+
+// Entry returns the manifest entry of a planned file.
+func (v *TableView) Entry(b planner.BucketID, name string) (*table.ManifestEntry, bool) {
+	e, ok := v.entries[b][name]
+	return e, ok
+}
+
+// LoadView reads the latest snapshot's live files. A table without
+// snapshots gives an empty view.
+func LoadView(ctx context.Context, t *table.Table, history int) (*TableView, error) {
+	latest, err := t.LatestSnapshot(ctx)
+	if err != nil {
+		if isNoSnapshot(err) {
+			return &TableView{entries: map[planner.BucketID]bucketFiles{}, buckets: map[planner.BucketID]*table.BucketFiles{}, PartitionPath: map[string]string{}}, nil
+		}
+		return nil, err
+	}
+	fs, err := t.FileSet(ctx, latest)
+	if err != nil {
+		return nil, err
+	}
+	v, err := ViewOf(t, fs)
+	if err != nil {
+		return nil, err
+	}
+	if history > 0 {
+		if v.View.History, err = loadHistory(ctx, t, latest.ID, history); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// ViewOf builds the planner's view of a file set.
+func ViewOf(t *table.Table, fs *table.FileSet) (*TableView, error) {
+	v := &TableView{Snapshot: fs.Snapshot, FileSet: fs, entries: map[planner.BucketID]bucketFiles{},
+		buckets: map[planner.BucketID]*table.BucketFiles{}, PartitionPath: map[string]string{}}
+	keyTypes := rowTypes(t.Schema().TrimmedPrimaryKeyType())
+	cache := map[string]table.Row{}
+	var decodeErr error
+	decode := func(b []byte) table.Row {
+		if r, ok := cache[string(b)]; ok {
+			return r
+		}
+		r, err := table.DecodeBinaryRow(keyTypes, b)
+		if err != nil && decodeErr == nil {
+			decodeErr = err
+		}
+		cache[string(b)] = r
+		return r
+	}
+	v.View.CompareKeys = func(a, b []byte) int { return table.CompareRows(keyTypes, decode(a), decode(b)) }
+	for _, p := range fs.Partitions {
+		v.PartitionPath[string(p.Partition)] = p.Path
+		for _, b := range p.Buckets {
+			id := planner.BucketID{Partition: string(b.Partition), Bucket: int(b.Bucket)}
+			dv := map[string]*int64{}
+			dvFile := map[string]string{}
+			for _, idx := range b.IndexFiles {
+				for _, m := range idx.DeletionVectors {
+					dv[m.DataFileName] = m.Cardinality
+					dvFile[m.DataFileName] = idx.FileName
+				}
+			}
+			pb := planner.Bucket{Partition: id.Partition, Bucket: id.Bucket}
+			files := bucketFiles{}
+			for i := range b.Files {
+				e := &b.Files[i]
+				f := planner.File{
+					Name: e.File.FileName, Level: int(e.File.Level), Size: e.File.FileSize, RowCount: e.File.RowCount,
+					MinSeq: e.File.MinSequenceNumber, MaxSeq: e.File.MaxSequenceNumber,
+					MinKey: e.File.MinKey, MaxKey: e.File.MaxKey, DeleteRowCount: e.File.DeleteRowCount,
+				}
+				if e.File.CreationTime != nil {
+					f.CreationTime = fromLocalMillis(*e.File.CreationTime)
+				}
+				if card, ok := dv[e.File.FileName]; ok {
+					f.HasDeletionVector, f.DeletedRows, f.DVIndexFile = true, card, dvFile[e.File.FileName]
+				}
+				pb.Files = append(pb.Files, f)
+				files[f.Name] = e
+			}
+			v.View.Buckets = append(v.View.Buckets, pb)
+			v.entries[id] = files
+			v.buckets[id] = b
+		}
+	}
+	// Validate every key once up front so that a corrupt key is reported
+	// instead of silently comparing as an empty row inside the planner.
+	for _, b := range v.View.Buckets {
+		for _, f := range b.Files {
+			if len(keyTypes) > 0 {
+				decode(f.MinKey)
+				decode(f.MaxKey)
+			}
+		}
+	}
+	if decodeErr != nil {
+		return nil, fmt.Errorf("table %s: decode file key: %w", t.FullName(), decodeErr)
+	}
+	return v, nil
+}
+
+// fromLocalMillis undoes Java's _CREATION_TIME encoding (local wall time
+// stored as if it were UTC), as DataFileMeta.creationTimeEpochMillis does.
+func fromLocalMillis(ms int64) time.Time {
+	u := time.UnixMilli(ms).UTC()
+	return time.Date(u.Year(), u.Month(), u.Day(), u.Hour(), u.Minute(), u.Second(), u.Nanosecond(), time.Local)
+}
+
+// loadHistory reads the last n snapshots and the buckets each one's delta
+// touched, for full-compaction.delta-commits.
+func loadHistory(ctx context.Context, t *table.Table, latest int64, n int) (planner.History, error) {
+	ids, err := t.SnapshotIDs(ctx)
+	if err != nil {
+		return planner.History{}, err
+	}
+	if len(ids) > n {
+		ids = ids[len(ids)-n:]
+	}
+	var h planner.History
+	for _, id := range ids {
+		if id > latest {
+			break
+		}
+		s, err := t.Snapshot(ctx, id)
+		if err != nil {
+			if isNotExist(err) {
+				continue // expired meanwhile
+			}
+			return planner.History{}, err
+		}
+		metas, err := table.ReadManifestList(ctx, t.FileIO(), t.Paths().ManifestPath(s.DeltaManifestList))
+		if err != nil {
+			if isNotExist(err) {
+				continue
+			}
+			return planner.History{}, err
+		}
+		entries, err := t.ReadManifests(ctx, metas)
+		if err != nil {
+			return planner.History{}, err
+		}
+		seen := map[planner.BucketID]bool{}
+		info := planner.SnapshotInfo{ID: s.ID, Kind: planner.CommitKind(s.CommitKind), CommitTime: time.UnixMilli(s.TimeMillis)}
+		for _, e := range entries {
+			b := planner.BucketID{Partition: string(e.Partition), Bucket: int(e.Bucket)}
+			if !seen[b] {
+				seen[b] = true
+				info.Buckets = append(info.Buckets, b)
+			}
+		}
+		h.Snapshots = append(h.Snapshots, info)
+	}
+	return h, nil
+}
+
+func rowTypes(rt table.RowType) []table.DataType {
+	out := make([]table.DataType, len(rt))
+	for i, f := range rt {
+		out[i] = f.Type
+	}
+	return out
+}
