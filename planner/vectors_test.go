@@ -192,6 +192,14 @@ func TestPickVectorsHandDerived(t *testing.T) {
 	}
 }
 
+// TestPickVectorsOracleSample checks a committed sample of decisions
+// recorded from Java Paimon 1.4.2, 2.0.0 and head (see the file's header).
+func TestPickVectorsOracleSample(t *testing.T) {
+	if n := checkVectorFile(t, "testdata/oracle_pick_vectors_sample.jsonl"); n < 200 {
+		t.Fatalf("only %d oracle vectors checked", n)
+	}
+}
+
 // TestPickVectorsFromPaimon compares the planner with decisions recorded from
 // Java Paimon. The file is produced by another part of the build; without it
 // the test skips, unless COMPACTD_REQUIRE_VECTORS=1 makes its absence fail.
@@ -218,5 +226,9 @@ func TestPickVectorsExtra(t *testing.T) {
 	if path == "" {
 		t.Skip("COMPACTD_EXTRA_VECTORS not set")
 	}
-	t.Logf("%d vectors match", checkVectorFile(t, path))
+	n := checkVectorFile(t, path)
+	if n == 0 {
+		t.Fatalf("%s holds no vectors", path)
+	}
+	t.Logf("%d vectors match", n)
 }
