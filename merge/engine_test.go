@@ -443,11 +443,18 @@ func TestAggregationMapWithKeyTimeAndNestedUpdate(t *testing.T) {
 			options: agg("fields.v.aggregate-function", "nested_update", "fields.v.nested-key", "id", "fields.v.nested-key-null-strategy", "ignore"),
 			recs:    []table.KeyValue{rec("+I", 1, 1, arr(r(int32(1), "a", nil))), rec("+I", 2, 1, arr(r(nil, "b", nil)))},
 			want:    "+I2(1,[[1 a <nil>]])"},
+		{name: "nested_partial_update merges non-null fields of rows with the same nested key", rt: schema("v", tNested),
+			options: agg("fields.v.aggregate-function", "nested_partial_update", "fields.v.nested-key", "id"),
+			recs:    []table.KeyValue{rec("+I", 1, 1, arr(r(int32(1), "a", nil))), rec("+I", 2, 1, arr(r(int32(1), nil, int32(5)), nil, r(int32(2), "b", nil)))},
+			want:    "+I2(1,[[1 a 5] [2 b <nil>]])"},
 		{name: "nested_update error strategy fails on a null nested key", rt: schema("v", tNested),
 			options: agg("fields.v.aggregate-function", "nested_update", "fields.v.nested-key", "id", "fields.v.nested-key-null-strategy", "error"),
 			recs:    []table.KeyValue{rec("+I", 1, 1, arr(r(int32(1), "a", nil))), rec("+I", 2, 1, arr(r(nil, "b", nil)))},
 			wantErr: "nested key contains null"},
 	})
+	if err := Validate(agg("fields.v.aggregate-function", "nested_partial_update"), schema("v", tNested), []string{"k"}); err == nil || !strings.Contains(err.Error(), "nested-key") {
+		t.Fatalf("nested_partial_update without nested-key: error = %v", err)
+	}
 	if err := Validate(agg("fields.v.aggregate-function", "nested_update", "fields.v.nested-sequence-field", "s"), schema("v", tNested), []string{"k"}); err == nil || !strings.Contains(err.Error(), "nested-key") {
 		t.Fatalf("nested-sequence-field without nested-key: error = %v", err)
 	}

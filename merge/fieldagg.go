@@ -39,7 +39,7 @@ const (
 	aggPrimaryKey           = "primary-key"
 	AggMergeMapWithKeyTime  = "merge_map_with_keytime"
 	AggNestedUpdate         = "nested_update"
-	aggNestedPartialUpdate  = "nested_partial_update"
+	AggNestedPartialUpdate  = "nested_partial_update"
 	aggRoaringBitmap32      = "rbm32"
 	aggRoaringBitmap64      = "rbm64"
 	aggHllSketch            = "hll_sketch"
@@ -133,7 +133,11 @@ func newFieldAgg(fn string, f table.DataField, options map[string]string, fnKey 
 		if a, err = newNestedUpdate(base, f, options, bad); err != nil {
 			return nil, err
 		}
-	case aggNestedPartialUpdate, aggRoaringBitmap32, aggRoaringBitmap64, aggHllSketch, aggThetaSketch:
+	case AggNestedPartialUpdate:
+		if a, err = newNestedPartialUpdate(base, f, options, bad); err != nil {
+			return nil, err
+		}
+	case aggRoaringBitmap32, aggRoaringBitmap64, aggHllSketch, aggThetaSketch:
 		return nil, bad("aggregate function %q (field %q) is not implemented by compactd", fn, f.Name)
 	default:
 		return nil, bad("use unsupported aggregation: %s or spell aggregate function incorrectly", fn)

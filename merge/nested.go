@@ -448,3 +448,68 @@ func (a *nestedUpdateAgg) retract(acc, in any) (any, error) {
 	}
 	return m.result(), nil
 }
+
+// nestedPartialUpdateAgg is FieldNestedPartialUpdateAgg over ARRAY<ROW>: the
+// accumulator's rows then the input's rows are grouped by
+// fields.<f>.nested-key (required) and each group is partially updated —
+// a non-null field overwrites, a null one leaves the value. Groups keep
+// first-seen order (Java's HashMap order is unspecified). Retraction is not
+// supported.
+type nestedPartialUpdateAgg struct {
+	nested *nestedUpdateAgg
+}
+
+func newNestedPartialUpdate(base aggBase, f table.DataField, options map[string]string, bad func(string, ...any) error) (fieldAgg, error) {
+	a, err := newNestedUpdate(base, f, options, bad)
+	if err != nil {
+		return nil, err
+	}
+	n := a.(*nestedUpdateAgg)
+	if len(n.key) == 0 {
+		return nil, fmt.Errorf("option %s is required by nested_partial_update on field %q", fieldKey(f.Name, "nested-key"), f.Name)
+	}
+	return &nestedPartialUpdateAgg{nested: n}, nil
+}
+
+func (a *nestedPartialUpdateAgg) agg(acc, in any) (any, error) {
+	n := a.nested
+	if in == nil {
+		return acc, nil
+	}
+	cur, err := n.rows(acc)
+	if err != nil {
+		return nil, err
+	}
+	input, err := n.rows(in)
+	if err != nil {
+		return nil, err
+	}
+	m := &keyed{a: n}
+	for _, r := range append(cur, input...) {
+		k := n.project(r, n.key)
+		ok, err := n.acceptKey(k)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		i := m.find(k)
+		if i < 0 {
+			m.keys, m.rows, m.gone = append(m.keys, k), append(m.rows, make(table.Row, len(n.rowType))), append(m.gone, false)
+			i = len(m.rows) - 1
+		}
+		for j := range n.rowType {
+			if v := field(r, j); v != nil {
+				m.rows[i][j] = v
+			}
+		}
+	}
+	return m.result(), nil
+}
+
+func (a *nestedPartialUpdateAgg) aggReversed(acc, in any) (any, error) { return a.agg(in, acc) }
+func (a *nestedPartialUpdateAgg) retract(acc, in any) (any, error) {
+	return nil, fmt.Errorf(errUnsupportedRetracted, a.nested.name)
+}
+func (a *nestedPartialUpdateAgg) reset() {}
