@@ -262,53 +262,53 @@ func TestOpenErrorsNameTableAndFile(t *testing.T) {
 		}
 	})
 	t.Run("corrupt schema", func(t *testing.T) {
-		dir := copyMetadata(t, src)
-		must(t, os.WriteFile(filepath.Join(dir, "schema", "schema-0"), []byte(`{"id":0,`), 0o644))
+		dir := metaCopyTable(t, src)
+		metaMust(t, os.WriteFile(filepath.Join(dir, "schema", "schema-0"), []byte(`{"id":0,`), 0o644))
 		_, err := OpenPath(ctx, fio, dir)
 		if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "schema", "schema-0")) {
 			t.Fatalf("got %v", err)
 		}
 	})
 	t.Run("corrupt snapshot", func(t *testing.T) {
-		dir := copyMetadata(t, src)
-		must(t, os.WriteFile(filepath.Join(dir, "snapshot", "snapshot-8"), []byte(`{"id":8,"commitKind":"NOPE"`), 0o644))
+		dir := metaCopyTable(t, src)
+		metaMust(t, os.WriteFile(filepath.Join(dir, "snapshot", "snapshot-8"), []byte(`{"id":8,"commitKind":"NOPE"`), 0o644))
 		tb, err := OpenPath(ctx, fio, dir)
-		must(t, err)
+		metaMust(t, err)
 		_, err = tb.LatestSnapshot(ctx)
 		if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "snapshot", "snapshot-8")) {
 			t.Fatalf("got %v", err)
 		}
 	})
 	t.Run("missing manifest list", func(t *testing.T) {
-		dir := copyMetadata(t, src)
+		dir := metaCopyTable(t, src)
 		tb, err := OpenPath(ctx, fio, dir)
-		must(t, err)
+		metaMust(t, err)
 		s, err := tb.LatestSnapshot(ctx)
-		must(t, err)
-		must(t, os.Remove(filepath.Join(dir, "manifest", s.DeltaManifestList)))
+		metaMust(t, err)
+		metaMust(t, os.Remove(filepath.Join(dir, "manifest", s.DeltaManifestList)))
 		_, err = tb.FileSet(ctx, s)
 		if !errors.Is(err, fileio.ErrNotExist) || !strings.Contains(err.Error(), s.DeltaManifestList) || !strings.Contains(err.Error(), dir) {
 			t.Fatalf("got %v", err)
 		}
 	})
 	t.Run("snapshot file holding another id", func(t *testing.T) {
-		dir := copyMetadata(t, src)
+		dir := metaCopyTable(t, src)
 		data, err := os.ReadFile(filepath.Join(dir, "snapshot", "snapshot-7"))
-		must(t, err)
-		must(t, os.WriteFile(filepath.Join(dir, "snapshot", "snapshot-8"), data, 0o644))
+		metaMust(t, err)
+		metaMust(t, os.WriteFile(filepath.Join(dir, "snapshot", "snapshot-8"), data, 0o644))
 		tb, err := OpenPath(ctx, fio, dir)
-		must(t, err)
+		metaMust(t, err)
 		if _, err := tb.Snapshot(ctx, 8); err == nil {
 			t.Fatal("snapshot-8 holding id 7 accepted")
 		}
 	})
 	t.Run("latest snapshot ignores a stale LATEST hint", func(t *testing.T) {
-		dir := copyMetadata(t, src)
+		dir := metaCopyTable(t, src)
 		tb, err := OpenPath(ctx, fio, dir)
-		must(t, err)
-		must(t, tb.WriteLatestHint(ctx, 3))
+		metaMust(t, err)
+		metaMust(t, tb.WriteLatestHint(ctx, 3))
 		s, err := tb.LatestSnapshot(ctx)
-		must(t, err)
+		metaMust(t, err)
 		if s.ID != 8 {
 			t.Fatalf("latest %d", s.ID)
 		}
@@ -316,7 +316,7 @@ func TestOpenErrorsNameTableAndFile(t *testing.T) {
 			t.Fatalf("hint %d %v %v", id, ok, err)
 		}
 		data, err := os.ReadFile(filepath.Join(dir, "snapshot", "LATEST"))
-		must(t, err)
+		metaMust(t, err)
 		if string(data) != "3" {
 			t.Fatalf("hint written as %q", data)
 		}
@@ -325,7 +325,7 @@ func TestOpenErrorsNameTableAndFile(t *testing.T) {
 
 // copyMetadata copies a table's metadata directories (not data files) to a
 // temp dir.
-func copyMetadata(t *testing.T, src string) string {
+func metaCopyTable(t *testing.T, src string) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), filepath.Base(src))
 	for _, sub := range []string{"schema", "snapshot", "manifest", "index"} {
@@ -333,18 +333,18 @@ func copyMetadata(t *testing.T, src string) string {
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
-		must(t, err)
-		must(t, os.MkdirAll(filepath.Join(dst, sub), 0o755))
+		metaMust(t, err)
+		metaMust(t, os.MkdirAll(filepath.Join(dst, sub), 0o755))
 		for _, e := range entries {
 			data, err := os.ReadFile(filepath.Join(src, sub, e.Name()))
-			must(t, err)
-			must(t, os.WriteFile(filepath.Join(dst, sub, e.Name()), data, 0o644))
+			metaMust(t, err)
+			metaMust(t, os.WriteFile(filepath.Join(dst, sub, e.Name()), data, 0o644))
 		}
 	}
 	return dst
 }
 
-func must(t *testing.T, err error) {
+func metaMust(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -356,23 +356,23 @@ func TestListDatabasesAndTables(t *testing.T) {
 	fio := fileio.NewLocal()
 	wh := filepath.Join(metaFixturesRoot, "parquet")
 	dbs, err := ListDatabases(ctx, fio, wh)
-	must(t, err)
+	metaMust(t, err)
 	if !slices.Contains(dbs, "pk_09") || !slices.Contains(dbs, "append_10") || len(dbs) < 40 {
 		t.Fatalf("databases %v", dbs)
 	}
 	tables, err := ListTables(ctx, fio, wh, "pk_09")
-	must(t, err)
+	metaMust(t, err)
 	if !slices.Equal(tables, []string{"pk_09"}) {
 		t.Fatalf("tables %v", tables)
 	}
 	tb, err := Open(ctx, fio, wh, "pk_09", "pk_09")
-	must(t, err)
+	metaMust(t, err)
 	if tb.FullName() != "pk_09.pk_09" || !tb.HasPrimaryKey() || tb.Options().Bucket != 2 {
 		t.Fatalf("table %s pk=%v bucket=%d", tb.FullName(), tb.HasPrimaryKey(), tb.Options().Bucket)
 	}
 	// The avro warehouse also holds loose manifests in non-.db directories.
 	dbs, err = ListDatabases(ctx, fio, filepath.Join(metaFixturesRoot, "avro"))
-	must(t, err)
+	metaMust(t, err)
 	if slices.Contains(dbs, "manifest") || slices.Contains(dbs, "data") {
 		t.Fatalf("non-database directories listed: %v", dbs)
 	}
