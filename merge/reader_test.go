@@ -162,6 +162,28 @@ func TestReaderHonoursContextCancellation(t *testing.T) {
 	if _, err := r.Next(); !errors.Is(err, context.Canceled) {
 		t.Fatalf("error = %v, want context.Canceled", err)
 	}
+
+	// Cancelled while every key yields a row: the reader stops within 1024 keys.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	var adds []table.KeyValue
+	for i := 0; i < 5000; i++ {
+		adds = append(adds, rec("+I", 1, int32(i)))
+	}
+	r2 := e.NewReader(ctx2, []Iterator{FromSlice(adds)}, true)
+	if _, err := r2.Next(); err != nil {
+		t.Fatal(err)
+	}
+	cancel2()
+	for i := 0; ; i++ {
+		_, err := r2.Next()
+		if errors.Is(err, context.Canceled) {
+			break
+		}
+		if err != nil || i > 1024 {
+			t.Fatalf("after %d more rows: error = %v, want context.Canceled within 1024 rows", i, err)
+		}
+	}
 }
 
 func TestConcatChainsAndClosesParts(t *testing.T) {
