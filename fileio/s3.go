@@ -154,6 +154,7 @@ const (
 	bodyReadAttempts  = 5
 	cleanupTimeout    = 30 * time.Second
 	defaultListMaxKey = 1000
+	maxParts          = 10000 // the S3 limit of parts per upload
 )
 
 // NewS3 builds the S3 store.
@@ -572,6 +573,9 @@ func (w *s3Writer) flushPart() error {
 		}
 		w.uploadID = out.UploadId
 		w.partMD5s = map[int32][16]byte{}
+	}
+	if w.nextPart >= maxParts {
+		return fmt.Errorf("write %s: more than %d parts of %d bytes: raise the part size", w.path, maxParts, w.partSize)
 	}
 	w.nextPart++
 	num, data := w.nextPart, w.buf

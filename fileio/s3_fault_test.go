@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -293,30 +294,69 @@ func TestS3RefusesToCommitWhereConditionalWritesAreIgnored(t *testing.T) {
 func TestS3ListPaginates(t *testing.T) {
 	s, direct, proxy, root := faultEnv(t)
 	ctx := context.Background()
-	var paths []string
-	for i := 0; i < 250; i++ {
-		paths = append(paths, fileio.Join(root, fmt.Sprintf("f-%03d", i)))
-	}
-	for _, p := range paths {
-		if err := fileio.WriteFile(ctx, direct, p, nil); err != nil {
+	for i := 0; i < 150; i++ {
+		if err := fileio.WriteFile(ctx, direct, fileio.Join(root, fmt.Sprintf("f-%03d", i)), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	lists := 0
-	proxy.Inject(fileiotest.Fault{Kind: fileiotest.Delay, Match: func(r *http.Request) bool {
-		if fileiotest.IsList(r) {
-			lists++
-		}
-		return false
-	}})
+	lists := countRequests(proxy, fileiotest.IsList)
 	ents, err := s.List(ctx, root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ents) != 250 || ents[249].Name != "f-249" {
+	if len(ents) != 150 || ents[149].Name != "f-149" {
 		t.Fatalf("List gave %d entries", len(ents))
 	}
-	if lists != 3 {
-		t.Fatalf("List used %d requests, want 3 pages of at most 100", lists)
+	if n := lists(); n != 2 {
+		t.Fatalf("List used %d requests, want 2 pages of at most 100", n)
+	}
+}
+
+func TestS3DeleteManyBatchesByThousand(t *testing.T) {
+	s, direct, proxy, root := faultEnv(t)
+	ctx := context.Background()
+	var paths, existing []string
+	for i := 0; i < 2001; i++ {
+		p := fileio.Join(root, fmt.Sprintf("d-%04d", i))
+		paths = append(paths, p)
+		if i%500 == 0 {
+			existing = append(existing, p)
+			if err := fileio.WriteFile(ctx, direct, p, []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	deletes := countRequests(proxy, func(r *http.Request) bool {
+		return r.Method == http.MethodPost && r.URL.Query().Has("delete")
+	})
+	if err := fileio.DeleteAll(ctx, s, paths); err != nil {
+		t.Fatal(err)
+	}
+	if n := deletes(); n != 3 {
+		t.Fatalf("%d DeleteObjects requests for 2001 keys, want 3", n)
+	}
+	for _, p := range existing {
+		if ok, err := fileio.Exists(ctx, direct, p); ok || err != nil {
+			t.Fatalf("%s survived DeleteAll (err %v)", p, err)
+		}
+	}
+}
+
+// countRequests counts the requests matching match that pass the proxy.
+func countRequests(p *fileiotest.FaultProxy, match func(*http.Request) bool) func() int {
+	var mu sync.Mutex
+	n := 0
+	p.Inject(fileiotest.Fault{Kind: fileiotest.Delay, Match: func(r *http.Request) bool {
+		if match(r) {
+			mu.Lock()
+			n++
+			mu.Unlock()
+		}
+		return false
+	}})
+	return func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return n
 	}
 }

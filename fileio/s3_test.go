@@ -3,6 +3,7 @@ package fileio_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -96,7 +97,13 @@ func TestS3Acceptance(t *testing.T) {
 	s := newS3(t, env.testConfig(env.endpoint))
 	fileiotest.RunWithOptions(t, func(t *testing.T) (fileio.FileIO, string) {
 		return s, env.newRoot(t, s)
-	}, fileiotest.Options{BigFileSize: 12<<20 + 12345})
+	}, fileiotest.Options{
+		// Three list pages of 100; DeleteObjects batching is tested with
+		// missing keys in TestS3DeleteManyBatchesByThousand, which is cheaper
+		// than writing 1001 objects.
+		ManyFiles:   250,
+		BigFileSize: 12<<20 + 12345,
+	})
 }
 
 func TestS3AbortRemovesMultipartUpload(t *testing.T) {
@@ -168,6 +175,29 @@ func TestS3ForUsesTheEnvironment(t *testing.T) {
 	got, err := fileio.ReadFile(ctx, fio, path)
 	if err != nil || string(got) != "via For" {
 		t.Fatalf("ReadFile = %q, %v", got, err)
+	}
+}
+
+// With COMPACTD_REQUIRE_S3=1 a missing server must fail the S3 tests, not
+// skip them into a green run.
+func TestS3RequiredButMissingFails(t *testing.T) {
+	if os.Getenv("COMPACTD_S3_REQUIRE_CHILD") == "1" {
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestS3Acceptance$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "COMPACTD_TEST_S3_ENDPOINT=", "COMPACTD_REQUIRE_S3=1", "COMPACTD_S3_REQUIRE_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("S3 tests passed without a server under COMPACTD_REQUIRE_S3=1:\n%s", out)
+	}
+	if !strings.Contains(string(out), "COMPACTD_REQUIRE_S3=1 but COMPACTD_TEST_S3_ENDPOINT is not set") {
+		t.Fatalf("unexpected failure:\n%s", out)
+	}
+	cmd = exec.Command(os.Args[0], "-test.run=^TestS3Acceptance$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "COMPACTD_TEST_S3_ENDPOINT=", "COMPACTD_REQUIRE_S3=", "COMPACTD_S3_REQUIRE_CHILD=1")
+	out, err = cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "SKIP") {
+		t.Fatalf("without COMPACTD_REQUIRE_S3 the S3 tests should skip: err %v\n%s", err, out)
 	}
 }
 
