@@ -41,58 +41,74 @@ func PartitionSections(files []File, compareKeys func(a, b []byte) int) []Sectio
 
 // splitRuns is IntervalPartition.partition(section): each file, in key
 // order, joins the run whose last max key is smallest if it starts after
-// that key, else it starts a new run. The runs are kept in a binary min-heap
-// keyed by their last max key.
+// that key, else it starts a new run. The runs sit in a binary min-heap keyed
+// by their last max key that follows java.util.PriorityQueue step by step
+// (poll, then offer), so that ties between equal keys resolve exactly as in
+// Paimon and the runs come out in the same (heap array) order.
 func splitRuns(files []File, order []int32, compareKeys func(a, b []byte) int) Section {
 	if len(order) == 1 {
 		return Section{{files[order[0]]}}
 	}
 	runs := [][]int32{{order[0]}}
-	heap := []int{0} // run indexes
-	last := func(r int) []byte { rr := runs[r]; return files[rr[len(rr)-1]].MaxKey }
-	less := func(i, j int) bool { return compareKeys(last(heap[i]), last(heap[j])) < 0 }
-	down := func(i int) {
-		for {
-			l := 2*i + 1
-			if l >= len(heap) {
-				return
-			}
-			m := l
-			if r := l + 1; r < len(heap) && less(r, l) {
-				m = r
-			}
-			if !less(m, i) {
-				return
-			}
-			heap[i], heap[m] = heap[m], heap[i]
-			i = m
-		}
+	q := []int{0} // run indexes in PriorityQueue array order
+	c := func(a, b int) int {
+		ra, rb := runs[a], runs[b]
+		return compareKeys(files[ra[len(ra)-1]].MaxKey, files[rb[len(rb)-1]].MaxKey)
 	}
-	up := func(i int) {
-		for i > 0 {
-			p := (i - 1) / 2
-			if !less(i, p) {
-				return
+	siftUp := func(k, x int) {
+		for k > 0 {
+			parent := (k - 1) / 2
+			if c(x, q[parent]) >= 0 {
+				break
 			}
-			heap[i], heap[p] = heap[p], heap[i]
-			i = p
+			q[k] = q[parent]
+			k = parent
 		}
+		q[k] = x
+	}
+	siftDown := func(k, x int) {
+		half := len(q) / 2
+		for k < half {
+			child := 2*k + 1
+			if right := child + 1; right < len(q) && c(q[child], q[right]) > 0 {
+				child = right
+			}
+			if c(x, q[child]) <= 0 {
+				break
+			}
+			q[k] = q[child]
+			k = child
+		}
+		q[k] = x
+	}
+	poll := func() int {
+		top := q[0]
+		x := q[len(q)-1]
+		q = q[:len(q)-1]
+		if len(q) > 0 {
+			siftDown(0, x)
+		}
+		return top
+	}
+	offer := func(x int) {
+		q = append(q, x)
+		siftUp(len(q)-1, x)
 	}
 	for _, idx := range order[1:] {
-		top := heap[0]
-		if compareKeys(files[idx].MinKey, last(top)) > 0 {
-			runs[top] = append(runs[top], idx)
-			down(0) // its key grew
+		top := poll()
+		t := runs[top]
+		if compareKeys(files[idx].MinKey, files[t[len(t)-1]].MaxKey) > 0 {
+			runs[top] = append(t, idx)
 		} else {
 			runs = append(runs, []int32{idx})
-			heap = append(heap, len(runs)-1)
-			up(len(heap) - 1)
+			offer(len(runs) - 1)
 		}
+		offer(top)
 	}
-	sec := make(Section, len(runs))
-	for i, r := range runs {
-		run := make([]File, len(r))
-		for k, idx := range r {
+	sec := make(Section, len(q))
+	for i, r := range q {
+		run := make([]File, len(runs[r]))
+		for k, idx := range runs[r] {
 			run[k] = files[idx]
 		}
 		sec[i] = run
