@@ -73,6 +73,9 @@ type want struct {
 	fileField *table.DataField // nil: null column
 	readType  table.DataType
 	fromValue int
+	// keyFallback >= 0 marks a _KEY_ column: when the file lacks it
+	// (data-file.thin-mode) the key is the output column keyFallback.
+	keyFallback int
 }
 
 func newPQSource(ctx context.Context, f fileio.Reader, pf *parquet.File, path string, wants []want) (*pqSource, error) {
@@ -91,6 +94,9 @@ func newPQSource(ctx context.Context, f fileio.Reader, pf *parquet.File, path st
 		c := column{fromValue: w.fromValue}
 		if w.fileField != nil && w.fromValue < 0 {
 			pn, idx := fieldByName(root, w.fileField.Name)
+			if pn == nil && w.keyFallback >= 0 {
+				c.fromValue = w.keyFallback
+			}
 			if pn != nil {
 				start := starts[idx]
 				a, err := buildAssembler(pn, w.fileField.Type, 0, 0, &start)
@@ -207,7 +213,7 @@ func (s *pqSource) close() error {
 func planFields(fileFields, readFields table.RowType) []want {
 	out := make([]want, len(readFields))
 	for i, rf := range readFields {
-		out[i] = want{readType: rf.Type, fromValue: -1}
+		out[i] = want{readType: rf.Type, fromValue: -1, keyFallback: -1}
 		if j := fileFields.IndexByID(rf.ID); j >= 0 {
 			out[i].fileField = &fileFields[j]
 		}
@@ -297,30 +303,25 @@ func OpenKeyValue(ctx context.Context, fio fileio.FileIO, path string, fileSchem
 	nVal := len(readSchema.Fields)
 	wants := make([]want, 0, len(readKeys)+2+nVal)
 	values := planFields(fileSchema.Fields, readSchema.Fields)
-	thin, err := isThin(ctx, fio, path, fileSchema)
-	if err != nil {
-		return nil, err
-	}
 	for _, k := range readKeys {
-		w := want{readType: k.Type.WithNullable(false), fromValue: -1}
 		j := fileSchema.Fields.IndexByID(k.ID)
-		switch {
-		case j < 0:
+		if j < 0 {
 			return nil, fmt.Errorf("data file %s: primary key %s (id %d) is not in the file's schema", path, k.Name, k.ID)
-		case thin:
-			w.fromValue = len(readKeys) + 2 + readSchema.Fields.IndexByID(k.ID)
-		default:
-			ff := fileSchema.Fields[j]
-			ff.Name = KeyFieldPrefix + ff.Name
-			ff.ID += KeyFieldIDOffset
-			ff.Type = ff.Type.WithNullable(false)
-			w.fileField = &ff
 		}
-		wants = append(wants, w)
+		ff := fileSchema.Fields[j]
+		ff.Name = KeyFieldPrefix + ff.Name
+		ff.ID += KeyFieldIDOffset
+		ff.Type = ff.Type.WithNullable(false)
+		wants = append(wants, want{
+			fileField:   &ff,
+			readType:    k.Type.WithNullable(false),
+			fromValue:   -1,
+			keyFallback: len(readKeys) + 2 + readSchema.Fields.IndexByID(k.ID),
+		})
 	}
 	wants = append(wants,
-		want{fileField: &table.DataField{ID: SequenceNumberID, Name: SequenceNumberName, Type: table.DataType{Root: table.TypeBigInt}}, readType: table.DataType{Root: table.TypeBigInt}, fromValue: -1},
-		want{fileField: &table.DataField{ID: ValueKindID, Name: ValueKindName, Type: table.DataType{Root: table.TypeTinyInt}}, readType: table.DataType{Root: table.TypeTinyInt}, fromValue: -1},
+		want{fileField: &table.DataField{ID: SequenceNumberID, Name: SequenceNumberName, Type: table.DataType{Root: table.TypeBigInt}}, readType: table.DataType{Root: table.TypeBigInt}, fromValue: -1, keyFallback: -1},
+		want{fileField: &table.DataField{ID: ValueKindID, Name: ValueKindName, Type: table.DataType{Root: table.TypeTinyInt}}, readType: table.DataType{Root: table.TypeTinyInt}, fromValue: -1, keyFallback: -1},
 	)
 	wants = append(wants, values...)
 	fileKV, err := fileSchema.KeyValueFields()
@@ -332,20 +333,6 @@ func OpenKeyValue(ctx context.Context, fio fileio.FileIO, path string, fileSchem
 		return nil, err
 	}
 	return &KeyValueReader{src: src, nKey: len(readKeys), nVal: nVal, buf: make([]any, len(wants)), pos: -1, path: path}, nil
-}
-
-// isThin reports whether a Parquet KeyValue file lacks _KEY_ columns.
-func isThin(ctx context.Context, fio fileio.FileIO, path string, fileSchema Schema) (bool, error) {
-	if format, err := FormatOf(path); err != nil || format != FormatParquet || len(fileSchema.KeyNames) == 0 {
-		return false, nil
-	}
-	f, pf, err := openParquet(ctx, fio, path)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	n, _ := fieldByName(pf.Schema(), KeyFieldPrefix+fileSchema.KeyNames[0])
-	return n == nil, nil
 }
 
 // Next returns the next record, freshly allocated, or io.EOF.

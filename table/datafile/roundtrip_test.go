@@ -405,3 +405,39 @@ func TestReadThroughEvolvedSchema(t *testing.T) {
 	}
 	_ = io.EOF
 }
+
+// TestThinModeKeyFromValueColumns reads a KeyValue file without _KEY_
+// columns (data-file.thin-mode) and takes the key from the value.
+func TestThinModeKeyFromValueColumns(t *testing.T) {
+	schema := Schema{Fields: table.RowType{
+		{ID: 0, Name: "k", Type: mustType(t, "INT NOT NULL")},
+		{ID: 1, Name: "v", Type: mustType(t, "STRING")},
+	}, KeyNames: []string{"k"}}
+	thin := table.RowType{
+		{ID: SequenceNumberID, Name: SequenceNumberName, Type: mustType(t, "BIGINT NOT NULL")},
+		{ID: ValueKindID, Name: ValueKindName, Type: mustType(t, "TINYINT NOT NULL")},
+		schema.Fields[0], schema.Fields[1],
+	}
+	path := filepath.Join(t.TempDir(), "data-thin-0.parquet")
+	w, err := NewRowWriter(context.Background(), fileio.NewLocal(), path, thin, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := w.Write(table.Row{int64(10 + i), int8(table.RowKindUpdateAfter), int32(i), "v"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := readAllKV(t, path, schema, schema)
+	for i, kv := range got {
+		if !reflect.DeepEqual(kv, table.KeyValue{Key: table.Row{int32(i)}, Seq: int64(10 + i), Kind: table.RowKindUpdateAfter, Value: table.Row{int32(i), "v"}}) {
+			t.Errorf("record %d: %+v", i, kv)
+		}
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d records", len(got))
+	}
+}
