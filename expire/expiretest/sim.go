@@ -39,6 +39,7 @@ type Table struct {
 	indexMan   string
 	stats      string
 	counter    int
+	staged     *expire.Snapshot
 
 	// Snapshots holds every snapshot ever committed, by id.
 	Snapshots map[int64]expire.Snapshot
@@ -102,6 +103,27 @@ func (t *Table) newDataFile(ctx context.Context, prefix string, level int32) (ex
 // Commit commits one random snapshot and returns its id. advance is added
 // to the simulated clock before the commit.
 func (t *Table) Commit(ctx context.Context, advanceMillis int64) (int64, error) {
+	if err := t.Stage(ctx, advanceMillis); err != nil {
+		return 0, err
+	}
+	return t.Publish(ctx)
+}
+
+// Publish writes the snapshot file of the staged commit, making it visible.
+func (t *Table) Publish(ctx context.Context) (int64, error) {
+	s := *t.staged
+	if err := t.FS.WriteExclusive(ctx, expire.SnapshotPath(t.Root, s.ID), snapshotJSON(s)); err != nil {
+		return 0, err
+	}
+	t.staged = nil
+	t.latest = s.ID
+	t.Snapshots[s.ID] = s
+	return s.ID, fileio.WriteFile(ctx, t.FS, fileio.Join(t.Root, "snapshot", "LATEST"), []byte(strconv.FormatInt(s.ID, 10)))
+}
+
+// Stage writes every file of one random commit except the snapshot file,
+// as a writer does before the commit point. Publish completes it.
+func (t *Table) Stage(ctx context.Context, advanceMillis int64) error {
 	t.timeMillis += advanceMillis
 	var delta, changelog []expire.DataEntry
 	liveNames := make([]string, 0, len(t.live))
@@ -114,14 +136,14 @@ func (t *Table) Commit(ctx context.Context, advanceMillis int64) (int64, error) 
 		for range 1 + t.rng.IntN(3) {
 			e, err := t.newDataFile(ctx, "data-", 0)
 			if err != nil {
-				return 0, err
+				return err
 			}
 			delta = append(delta, e)
 		}
 		if t.rng.IntN(3) == 0 {
 			e, err := t.newDataFile(ctx, "changelog-", 0)
 			if err != nil {
-				return 0, err
+				return err
 			}
 			changelog = append(changelog, e)
 		}
@@ -134,7 +156,7 @@ func (t *Table) Commit(ctx context.Context, advanceMillis int64) (int64, error) 
 		}
 		e, err := t.newDataFile(ctx, "data-", 1+int32(t.rng.IntN(4)))
 		if err != nil {
-			return 0, err
+			return err
 		}
 		delta = append(delta, e)
 	default: // upgrade: same file, higher level
@@ -159,7 +181,7 @@ func (t *Table) Commit(ctx context.Context, advanceMillis int64) (int64, error) 
 		}
 		m, err := t.writeManifest(ctx, adds)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		t.base = []string{m}
 	}
@@ -173,25 +195,25 @@ func (t *Table) Commit(ctx context.Context, advanceMillis int64) (int64, error) 
 
 	baseList, err := t.writeList(ctx, t.base)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	dm, err := t.writeManifest(ctx, delta)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	deltaList, err := t.writeList(ctx, []string{dm})
 	if err != nil {
-		return 0, err
+		return err
 	}
 	t.base = append(t.base, dm)
 	s := expire.Snapshot{ID: t.latest + 1, TimeMillis: t.timeMillis, BaseManifestList: baseList, DeltaManifestList: deltaList}
 	if len(changelog) > 0 {
 		cm, err := t.writeManifest(ctx, changelog)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		if s.ChangelogManifestList, err = t.writeList(ctx, []string{cm}); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	if t.rng.IntN(4) == 0 { // a new index file, sometimes replacing one
@@ -201,28 +223,24 @@ func (t *Table) Commit(ctx context.Context, advanceMillis int64) (int64, error) 
 		n := t.name("index-")
 		f := expire.IndexFile{Name: n, Path: fileio.Join(t.Root, "index", n)}
 		if err := t.touch(ctx, f.Path); err != nil {
-			return 0, err
+			return err
 		}
 		t.liveIndex = append(append([]expire.IndexFile(nil), t.liveIndex...), f)
 		t.indexMan = t.name("index-manifest-")
 		t.indexes[t.indexMan] = t.liveIndex
 		if err := t.touch(ctx, fileio.Join(t.Root, "manifest", t.indexMan)); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	if t.rng.IntN(6) == 0 {
 		t.stats = t.name("stat-")
 		if err := t.touch(ctx, fileio.Join(t.Root, "statistics", t.stats)); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	s.IndexManifest, s.Statistics = t.indexMan, t.stats
-	if err := t.FS.WriteExclusive(ctx, expire.SnapshotPath(t.Root, s.ID), snapshotJSON(s)); err != nil {
-		return 0, err
-	}
-	t.latest = s.ID
-	t.Snapshots[s.ID] = s
-	return s.ID, fileio.WriteFile(ctx, t.FS, fileio.Join(t.Root, "snapshot", "LATEST"), []byte(strconv.FormatInt(s.ID, 10)))
+	t.staged = &s
+	return nil
 }
 
 func snapshotJSON(s expire.Snapshot) []byte {

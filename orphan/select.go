@@ -1,0 +1,151 @@
+// Package orphan deletes files in a Paimon table directory that no snapshot,
+// tag or long-lived changelog references (Paimon's remove_orphan_files):
+// leftovers of failed or aborted writes and compactions, and data that
+// rollback left behind.
+//
+// As with the expire package, the decision (Select) is a pure function over
+// a listing and a set of referenced names; Run does the I/O in the order that
+// keeps concurrent commits safe: list first, then collect references.
+package orphan
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// DefaultOlderThan is the default minimum age of a deletable file, as in
+// Paimon's remove_orphan_files.
+const DefaultOlderThan = 24 * time.Hour
+
+// MinOlderThan is the smallest age accepted without Force: a file younger
+// than that may belong to a commit in progress.
+const MinOlderThan = time.Hour
+
+// DirKind says what a listed directory holds, which decides the file names
+// recognised there.
+type DirKind int
+
+const (
+	DirManifest   DirKind = iota // manifest/: manifests, manifest lists, index manifests
+	DirIndex                     // index/: index files
+	DirStatistics                // statistics/: statistics files
+	DirBucket                    // <partition>/bucket-<b>/: data, changelog, extra and index files
+	DirSnapshot                  // snapshot/ or changelog/ of a branch: only temporary files
+)
+
+// File is one listed file.
+type File struct {
+	Path    string
+	Name    string
+	Size    int64
+	ModTime time.Time
+}
+
+// Listing is the content of one directory.
+type Listing struct {
+	Dir   string
+	Kind  DirKind
+	Files []File
+}
+
+// SelectInput is everything Select decides on.
+type SelectInput struct {
+	Root     string // table root; nothing outside it is ever selected
+	Listings []Listing
+	// Referenced holds the file names used by any snapshot, tag or changelog
+	// of any branch. Matching is by name only, as in Paimon: names carry a
+	// UUID, and a name used anywhere protects every file of that name.
+	Referenced map[string]bool
+	// Cutoff: only files modified strictly before it are deletable.
+	Cutoff time.Time
+	// DataFilePrefix and ChangelogFilePrefix are the table's data-file.prefix
+	// and changelog-file.prefix ("data-" and "changelog-" when empty).
+	DataFilePrefix, ChangelogFilePrefix string
+}
+
+// Select returns the deletable files: in a directory of a known kind under
+// Root, named like a file Paimon writes there (or a hidden temporary file
+// ".<name>.tmp" of an interrupted atomic write), not referenced, and older
+// than the cutoff. Snapshot, changelog, hint, schema, tag and consumer files
+// are never selected: expiry and tag management own them.
+func Select(in SelectInput) []File {
+	dataPrefix := or(in.DataFilePrefix, "data-")
+	clPrefix := or(in.ChangelogFilePrefix, "changelog-")
+	root := strings.TrimRight(in.Root, "/") + "/"
+	var out []File
+	for _, l := range in.Listings {
+		for _, f := range l.Files {
+			if !strings.HasPrefix(f.Path, root) || f.Name == "" || f.Name != baseName(f.Path) {
+				continue
+			}
+			if !f.ModTime.Before(in.Cutoff) || in.Referenced[f.Name] {
+				continue
+			}
+			if !Recognised(l.Kind, f.Name, dataPrefix, clPrefix) {
+				continue
+			}
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Recognised reports whether name is a file Paimon writes in a directory of
+// the given kind and that orphan cleanup may therefore remove.
+func Recognised(kind DirKind, name, dataPrefix, changelogPrefix string) bool {
+	if IsTemp(name) {
+		return true
+	}
+	switch kind {
+	case DirManifest:
+		// manifest-list- and index-manifest- are covered by the prefixes.
+		return strings.HasPrefix(name, "manifest-") || strings.HasPrefix(name, "index-manifest-")
+	case DirIndex:
+		return strings.HasPrefix(name, "index-")
+	case DirStatistics:
+		return strings.HasPrefix(name, "stat-")
+	case DirBucket:
+		if strings.HasSuffix(name, ".managed.blob") {
+			return false // managed blob packs are never orphans (Paimon 2.x)
+		}
+		return strings.HasPrefix(name, dataPrefix) || strings.HasPrefix(name, changelogPrefix) ||
+			strings.HasPrefix(name, "index-")
+	}
+	return false
+}
+
+// IsTemp reports whether name is a hidden temporary file of an atomic
+// write, ".<target>.<uuid>.tmp" (Paimon's and compactd's pattern).
+func IsTemp(name string) bool {
+	return len(name) > len("..tmp") && name[0] == '.' && strings.HasSuffix(name, ".tmp")
+}
+
+// Cutoff computes the deletion cutoff from now and the requested minimum
+// age. Like Paimon it refuses a cutoff that is not in the past; unlike
+// Paimon it also refuses an age under MinOlderThan unless force is set,
+// because a younger file may belong to a commit still in flight.
+func Cutoff(now time.Time, olderThan time.Duration, force bool) (time.Time, error) {
+	if olderThan <= 0 {
+		return time.Time{}, errors.New("orphan: older-than must be positive: a file being written now would be deleted")
+	}
+	if olderThan < MinOlderThan && !force {
+		return time.Time{}, fmt.Errorf("orphan: older-than %s is under %s; in-flight commits could lose files (use force to override)", olderThan, MinOlderThan)
+	}
+	return now.Add(-olderThan), nil
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func baseName(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
