@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -37,7 +38,7 @@ type partialConfig struct {
 // ErrPartialUpdateDelete is returned when a partial-update table without
 // ignore-delete, remove-record-on-delete or sequence groups meets a -U/-D
 // record in a merge; Java throws the same way.
-var ErrPartialUpdateDelete = fmt.Errorf("by default, partial update can not accept delete records; configure 'ignore-delete', " +
+var ErrPartialUpdateDelete = errors.New("by default, partial update can not accept delete records; configure 'ignore-delete', " +
 	"'partial-update.remove-record-on-delete', or 'sequence-group's (optionally with 'partial-update.remove-record-on-sequence-group')")
 
 // newPartialConfig is PartialUpdateMergeFunction.Factory.
