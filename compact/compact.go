@@ -91,7 +91,7 @@ func Supported(t *table.Table, overrides map[string]string) error {
 	}
 	if t.HasPrimaryKey() {
 		s := t.Schema()
-		if err := merge.Validate(mergeOptions(s.EffectiveOptions(), overrides), s.Fields, s.TrimmedPrimaryKeys()); err != nil {
+		if err := merge.Validate(mergeOptions(s.EffectiveOptions(), overrides), s.Fields, s.PrimaryKeys, s.PartitionKeys...); err != nil {
 			return fmt.Errorf("table %s: %w", t.FullName(), err)
 		}
 	}
@@ -227,7 +227,7 @@ func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.J
 	s := t.Schema()
 	x.read = datafile.Schema{Fields: s.Fields, KeyNames: s.TrimmedPrimaryKeys()}
 	if s.HasPrimaryKey() {
-		eng, err := merge.NewEngine(mergeOptions(s.EffectiveOptions(), o.Overrides), s.Fields, s.TrimmedPrimaryKeys())
+		eng, err := merge.NewEngine(mergeOptions(s.EffectiveOptions(), o.Overrides), s.Fields, s.PrimaryKeys, s.PartitionKeys...)
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %w", t.FullName(), err)
 		}

@@ -40,7 +40,7 @@ func New(ctx context.Context, t *table.Table, s *table.Snapshot) (*Scanner, erro
 	schema := t.Schema()
 	sc.read = datafile.Schema{Fields: schema.Fields, KeyNames: schema.TrimmedPrimaryKeys()}
 	if schema.HasPrimaryKey() {
-		eng, err := merge.NewEngine(schema.EffectiveOptions(), schema.Fields, schema.TrimmedPrimaryKeys())
+		eng, err := merge.NewEngine(schema.EffectiveOptions(), schema.Fields, schema.PrimaryKeys, schema.PartitionKeys...)
 		if err != nil {
 			return nil, fmt.Errorf("scan %s: %w", t.FullName(), err)
 		}

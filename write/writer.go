@@ -61,7 +61,7 @@ func NewWriter(ctx context.Context, t *table.Table, commitUser string) (*Writer,
 	if t.Options().Bucket <= 0 {
 		return nil, fmt.Errorf("writer for %s: only fixed-bucket tables are supported (bucket=%d)", t.FullName(), t.Options().Bucket)
 	}
-	eng, err := merge.NewEngine(s.EffectiveOptions(), s.Fields, s.TrimmedPrimaryKeys())
+	eng, err := merge.NewEngine(s.EffectiveOptions(), s.Fields, s.PrimaryKeys, s.PartitionKeys...)
 	if err != nil {
 		return nil, fmt.Errorf("writer for %s: %w", t.FullName(), err)
 	}
