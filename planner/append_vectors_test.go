@@ -1,0 +1,98 @@
+package planner
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+type appendVector struct {
+	Task struct {
+		MinFileNum         int   `json:"minFileNum"`
+		Target             int64 `json:"target"`
+		CompactionFileSize int64 `json:"compactionFileSize"`
+		ForceRewriteAll    bool  `json:"forceRewriteAll"`
+		Full               bool  `json:"full"`
+		Files              []struct {
+			Name string `json:"name"`
+			Size int64  `json:"size"`
+			Seq  int64  `json:"seq"`
+		} `json:"files"`
+	} `json:"task"`
+	Picked []string `json:"picked"`
+}
+
+func checkAppendVectors(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	n, line := 0, 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		var v appendVector
+		if err := json.Unmarshal([]byte(text), &v); err != nil {
+			t.Fatalf("%s:%d: %v", path, line, err)
+		}
+		opts := DefaultOptions(false)
+		opts.Bucket = 1
+		opts.MinFileNum = v.Task.MinFileNum
+		opts.TargetFileSize = v.Task.Target
+		opts.SmallFileRatio = float64(v.Task.CompactionFileSize) / float64(v.Task.Target)
+		opts.ForceRewriteAllFiles = v.Task.ForceRewriteAll
+		if opts.CompactionFileSize() != v.Task.CompactionFileSize {
+			t.Fatalf("%s:%d: cannot express compactionFileSize %d", path, line, v.Task.CompactionFileSize)
+		}
+		if v.Task.Full {
+			opts.Strategy = StrategyFull
+		}
+		b := Bucket{Bucket: 0}
+		for _, tf := range v.Task.Files {
+			b.Files = append(b.Files, File{Name: tf.Name, Size: tf.Size, MinSeq: tf.Seq, MaxSeq: tf.Seq, RowCount: 1})
+		}
+		got := []string{}
+		if j := planBucketedAppend(&b, opts); j != nil {
+			for _, f := range j.Inputs {
+				got = append(got, f.Name)
+			}
+		}
+		if !slices.Equal(got, v.Picked) {
+			t.Errorf("%s:%d: got %v, Java %v\n  %s", path, line, got, v.Picked, text)
+		}
+		n++
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestAppendVectorsOracleSample(t *testing.T) {
+	if n := checkAppendVectors(t, "testdata/oracle_append_vectors_sample.jsonl"); n < 300 {
+		t.Fatalf("only %d append vectors", n)
+	}
+}
+
+// TestAppendVectorsExtra checks a file named by COMPACTD_EXTRA_APPEND_VECTORS;
+// it skips when the variable is unset.
+func TestAppendVectorsExtra(t *testing.T) {
+	path := os.Getenv("COMPACTD_EXTRA_APPEND_VECTORS")
+	if path == "" {
+		t.Skip("COMPACTD_EXTRA_APPEND_VECTORS not set")
+	}
+	n := checkAppendVectors(t, path)
+	if n == 0 {
+		t.Fatalf("%s holds no vectors", path)
+	}
+	t.Logf("%d append vectors match", n)
+}
