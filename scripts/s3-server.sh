@@ -72,7 +72,7 @@ start() {
 		# needs no extended-attribute support.
 		"$BIN" --port "127.0.0.1:$port" --access "$ACCESS_KEY" --secret "$SECRET_KEY" \
 			--region "$REGION" --quiet \
-			posix --sidecar "$STATE_DIR/meta" "$STATE_DIR/data" >"$LOG_FILE" 2>&1 &
+			posix --sidecar "$STATE_DIR/meta" "$STATE_DIR/data" </dev/null >"$LOG_FILE" 2>&1 &
 		pid=$!
 		for _ in $(seq 1 100); do
 			code=$(http_code "http://127.0.0.1:$port/")
