@@ -404,3 +404,19 @@ func ListTables(ctx context.Context, fio fileio.FileIO, warehouse, database stri
 }
 
 func sortInt64s(s []int64) { slices.Sort(s) }
+
+// WriteSnapshot publishes snapshot s as snapshot/snapshot-<s.ID> with an
+// exclusive create: if the id is taken the error wraps fileio.ErrExist and
+// nothing is written (the caller re-plans against the new latest). The
+// LATEST hint is not touched; call WriteLatestHint after success.
+func (t *Table) WriteSnapshot(ctx context.Context, s *Snapshot) error {
+	path := t.paths.SnapshotPath(s.ID)
+	data, err := s.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("write snapshot %s: %w", path, err)
+	}
+	if err := t.fio.WriteExclusive(ctx, path, data); err != nil {
+		return fmt.Errorf("write snapshot %s: %w", path, err)
+	}
+	return nil
+}

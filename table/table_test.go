@@ -377,3 +377,29 @@ func TestListDatabasesAndTables(t *testing.T) {
 		t.Fatalf("non-database directories listed: %v", dbs)
 	}
 }
+
+func TestWriteSnapshotIsExclusive(t *testing.T) {
+	ctx := context.Background()
+	dir := metaCopyTable(t, filepath.Join(metaFixturesRoot, "parquet/pk_09.db/pk_09"))
+	tb, err := OpenPath(ctx, fileio.NewLocal(), dir)
+	metaMust(t, err)
+	latest, err := tb.LatestSnapshot(ctx)
+	metaMust(t, err)
+	next := latest.WithoutLegacy()
+	next.ID = latest.ID + 1
+	next.CommitKind = CommitCompact
+	metaMust(t, tb.WriteSnapshot(ctx, &next))
+	if err := tb.WriteSnapshot(ctx, &next); !errors.Is(err, fileio.ErrExist) {
+		t.Fatalf("second write of snapshot %d: %v", next.ID, err)
+	}
+	back, err := tb.LatestSnapshot(ctx)
+	metaMust(t, err)
+	if back.ID != next.ID || back.ChangelogManifestList != nil || back.LogOffsets != nil {
+		t.Fatalf("read back %+v", back)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "snapshot", SnapshotFileName(next.ID)))
+	metaMust(t, err)
+	if strings.Contains(string(data), "null") || strings.Contains(string(data), "logOffsets") {
+		t.Fatalf("new snapshot carries legacy fields:\n%s", data)
+	}
+}
