@@ -147,7 +147,13 @@ def main(argv):
         return 0
     if not args.warehouse or not args.table:
         p.error("read needs --warehouse and --table")
-    read(args, sys.stdout)
+    try:
+        read(args, sys.stdout)
+    except NotImplementedError as e:
+        # pypaimon refuses some table configurations outright; exit code 3 tells the Go
+        # wrapper "unsupported" apart from a crash.
+        print("unsupported: %s" % e, file=sys.stderr)
+        return 3
     return 0
 
 

@@ -122,6 +122,9 @@ public final class Main {
 
     private void run(String verb) throws Exception {
         switch (verb) {
+            case "batch":
+                batch();
+                return;
             case "version":
                 out.println(Canonical.JSON.writeValueAsString(Map.of("paimon", paimonVersion())));
                 return;
@@ -157,6 +160,48 @@ public final class Main {
                 return;
             default:
                 throw new IllegalArgumentException("unknown verb " + verb);
+        }
+    }
+
+    static final String BATCH_END = "__compactd_batch_end";
+
+    /**
+     * Runs many verbs in one JVM (JVM start-up dominates small calls). Each stdin line is
+     * {"verb":"read","flags":{"warehouse":"...","table":"..."}}; each verb's output lines are
+     * followed by {"__compactd_batch_end":i,"ok":true} or {...,"ok":false,"error":"..."}.
+     */
+    private void batch() throws Exception {
+        BufferedReader r = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        int i = 0;
+        while ((line = r.readLine()) != null) {
+            if (line.isBlank()) {
+                continue;
+            }
+            JsonNode req = Canonical.JSON.readTree(line);
+            flags.clear();
+            Iterator<Map.Entry<String, JsonNode>> it = req.path("flags").fields();
+            while (it.hasNext()) {
+                Map.Entry<String, JsonNode> e = it.next();
+                flags.put(e.getKey(), e.getValue().asText());
+            }
+            ObjectNode end = Canonical.F.objectNode();
+            end.put(BATCH_END, i++);
+            try {
+                String verb = req.path("verb").asText();
+                if (verb.equals("batch")) {
+                    throw new IllegalArgumentException("batch cannot nest");
+                }
+                run(verb);
+                end.put("ok", true);
+            } catch (Throwable t) {
+                java.io.StringWriter sw = new java.io.StringWriter();
+                t.printStackTrace(new PrintWriter(sw));
+                end.put("ok", false);
+                end.put("error", sw.toString());
+            }
+            out.println(end);
+            out.flush();
         }
     }
 
@@ -409,7 +454,9 @@ public final class Main {
 
             TreeSet<String> seen = new TreeSet<>();
             List<DataSplit> targets = new ArrayList<>();
-            for (Split s : table.newReadBuilder().newScan().plan().splits()) {
+            // The snapshot reader, not a batch scan: batch scans of first-row (and deletion-vector)
+            // tables skip level 0, which is exactly what needs compacting.
+            for (Split s : table.newSnapshotReader().read().splits()) {
                 DataSplit ds = (DataSplit) s;
                 String p = partitionString(partType, ds.partition());
                 if (wantPartition != null && !wantPartition.equals(p)) {
@@ -427,7 +474,11 @@ public final class Main {
             Snapshot latest = table.snapshotManager().latestSnapshot();
             long id = latest == null ? 1 : latest.id() + 1;
             int units = 0;
-            try (StreamTableWrite w = b.newWrite(); StreamTableCommit commit = b.newCommit()) {
+            // Lookup-based engines (first-row, changelog-producer=lookup) spill to a temp disk.
+            try (org.apache.paimon.disk.IOManager io =
+                            org.apache.paimon.disk.IOManager.create(System.getProperty("java.io.tmpdir"));
+                    StreamTableWrite w = (StreamTableWrite) b.newWrite().withIOManager(io);
+                    StreamTableCommit commit = b.newCommit()) {
                 TableWriteImpl<?> impl = (TableWriteImpl<?>) w;
                 for (DataSplit ds : targets) {
                     impl.compact(ds.partition(), ds.bucket(), true);
@@ -469,7 +520,9 @@ public final class Main {
      * (drop no-op units, compute dropDelete).
      */
     private void pick() throws Exception {
-        BufferedReader r = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        BufferedReader r = flags.containsKey("input")
+                ? Files.newBufferedReader(java.nio.file.Path.of(flag("input")), StandardCharsets.UTF_8)
+                : new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
         while ((line = r.readLine()) != null) {
             if (line.isBlank()) {
