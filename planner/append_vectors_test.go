@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 type appendVector struct {
@@ -45,6 +46,7 @@ func checkAppendVectors(t *testing.T, path string) int {
 			t.Fatalf("%s:%d: %v", path, line, err)
 		}
 		opts := DefaultOptions(false)
+		opts.Behavior = Behavior14 // recorded from 1.4.2
 		opts.Bucket = 1
 		opts.MinFileNum = v.Task.MinFileNum
 		opts.TargetFileSize = v.Task.Target
@@ -95,4 +97,91 @@ func TestAppendVectorsExtra(t *testing.T) {
 		t.Fatalf("%s holds no vectors", path)
 	}
 	t.Logf("%d append vectors match", n)
+}
+
+type unawareVector struct {
+	Task struct {
+		Options map[string]string `json:"options"`
+		Files   []struct {
+			Name string `json:"name"`
+			Size int64  `json:"size"`
+		} `json:"files"`
+	} `json:"task"`
+	Tasks [][]string `json:"tasks"`
+}
+
+func checkUnawareVectors(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	n, line := 0, 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		var v unawareVector
+		if err := json.Unmarshal([]byte(text), &v); err != nil {
+			t.Fatalf("%s:%d: %v", path, line, err)
+		}
+		m := map[string]string{"bucket": "-1"}
+		for k, val := range v.Task.Options {
+			m[k] = val
+		}
+		opts, err := ParseOptions(m, false)
+		if err != nil {
+			t.Fatalf("%s:%d: %v", path, line, err)
+		}
+		opts.Behavior = Behavior14 // recorded from 1.4.2
+		var view View
+		view.Buckets = []Bucket{{}}
+		for _, tf := range v.Task.Files {
+			view.Buckets[0].Files = append(view.Buckets[0].Files, File{Name: tf.Name, Size: tf.Size, RowCount: 1})
+		}
+		got := [][]string{}
+		for _, j := range Plan(view, nil, opts, time.Time{}).Jobs {
+			names := []string{}
+			for _, f := range j.Inputs {
+				names = append(names, f.Name)
+			}
+			got = append(got, names)
+		}
+		want := v.Tasks
+		if want == nil {
+			want = [][]string{}
+		}
+		if !slices.EqualFunc(got, want, slices.Equal[[]string]) {
+			t.Errorf("%s:%d: got %v, Java %v\n  %s", path, line, got, want, text)
+		}
+		n++
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestUnawareVectorsOracleSample(t *testing.T) {
+	if n := checkUnawareVectors(t, "testdata/oracle_unaware_vectors_sample.jsonl"); n < 200 {
+		t.Fatalf("only %d unaware vectors", n)
+	}
+}
+
+// TestUnawareVectorsExtra checks a file named by
+// COMPACTD_EXTRA_UNAWARE_VECTORS; it skips when the variable is unset.
+func TestUnawareVectorsExtra(t *testing.T) {
+	path := os.Getenv("COMPACTD_EXTRA_UNAWARE_VECTORS")
+	if path == "" {
+		t.Skip("COMPACTD_EXTRA_UNAWARE_VECTORS not set")
+	}
+	n := checkUnawareVectors(t, path)
+	if n == 0 {
+		t.Fatalf("%s holds no vectors", path)
+	}
+	t.Logf("%d unaware vectors match", n)
 }

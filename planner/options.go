@@ -106,7 +106,8 @@ type Options struct {
 	// TargetFileSize is target-file-size in bytes (default 128 MiB for
 	// primary-key tables, 256 MiB for append tables).
 	TargetFileSize int64
-	// SmallFileRatio is compaction.small-file-ratio (default 0.7).
+	// SmallFileRatio is compaction.small-file-ratio (default 0.7; 2.0.0 and
+	// later, see CompactionFileSize).
 	SmallFileRatio float64
 	// MinFileNum is compaction.min.file-num (default 5; append tables).
 	MinFileNum int
@@ -329,9 +330,14 @@ func (o *Options) NeedLookup() bool {
 }
 
 // CompactionFileSize is CoreOptions.compactionFileSize: files smaller than
-// this are "small" (target-file-size × compaction.small-file-ratio,
-// truncated like Java's long cast).
+// this are "small". Since 2.0.0 it is target-file-size ×
+// compaction.small-file-ratio, truncated like Java's long cast; the option
+// did not exist before (#7690) and 1.x computes target/10*7 in integer
+// arithmetic (93952404 instead of 93952409 bytes for 128 MiB).
 func (o *Options) CompactionFileSize() int64 {
+	if o.Behavior == Behavior14 || o.Behavior == Behavior13 {
+		return o.TargetFileSize / 10 * 7
+	}
 	return int64(float64(o.TargetFileSize) * o.SmallFileRatio)
 }
 
