@@ -238,7 +238,7 @@ func ParseOptions(raw map[string]string) (*Options, error) {
 	o := &Options{Raw: raw}
 	o.Bucket = p.int(OptBucket, -1)
 	if v, ok := p.get(OptBucketKey); ok && strings.TrimSpace(v) != "" {
-		o.BucketKey = strings.Split(v, ",")
+		o.BucketKey = javaSplit(v, ",")
 	}
 	o.FileFormat = strings.ToLower(p.str(OptFileFormat, "parquet"))
 	o.ManifestFormat = strings.ToLower(p.str(OptManifestFormat, "avro"))
@@ -270,7 +270,7 @@ func ParseOptions(raw map[string]string) (*Options, error) {
 	o.MergeEngine = MergeEngine(p.enum(OptMergeEngine, string(MergeDeduplicate),
 		string(MergeDeduplicate), string(MergePartialUpdate), string(MergeAggregation), string(MergeFirstRow)))
 	if v, ok := p.get(OptSequenceField); ok {
-		for _, f := range strings.Split(v, ",") {
+		for _, f := range javaSplit(v, ",") {
 			o.SequenceField = append(o.SequenceField, strings.TrimSpace(f))
 		}
 	}
@@ -328,6 +328,16 @@ func ParseOptions(raw map[string]string) (*Options, error) {
 		return nil, p.err
 	}
 	return o, nil
+}
+
+// javaSplit is Java's String.split with a literal separator: trailing
+// empty strings are dropped ("a,b," → [a b]).
+func javaSplit(s, sep string) []string {
+	parts := strings.Split(s, sep)
+	for len(parts) > 0 && parts[len(parts)-1] == "" {
+		parts = parts[:len(parts)-1]
+	}
+	return parts
 }
 
 func addSafely(a, b int) int {

@@ -69,6 +69,7 @@ type PathFactory struct {
 	defaultPartName string
 	legacyName      bool
 	dataDir         string
+	indexInDataDir  bool
 
 	fileFormat         string
 	dataPrefix         string
@@ -96,6 +97,7 @@ func NewPathFactory(root string, schema *TableSchema) *PathFactory {
 		defaultPartName: o.PartitionDefaultName,
 		legacyName:      o.PartitionLegacyName,
 		dataDir:         o.DataFilePathDirectory,
+		indexInDataDir:  o.IndexFileInDataFileDir,
 		fileFormat:      o.FileFormat,
 		dataPrefix:      o.DataFilePrefix,
 		changelogPrefix: o.ChangelogFilePrefix,
@@ -335,6 +337,24 @@ func (p *PathFactory) BucketPath(partition []byte, bucket int32) (string, error)
 func (p *PathFactory) DataFilePath(partition []byte, bucket int32, f *DataFileMeta) (string, error) {
 	if f.ExternalPath != nil {
 		return *f.ExternalPath, nil
+	}
+	dir, err := p.BucketPath(partition, bucket)
+	if err != nil {
+		return "", err
+	}
+	return fileio.Join(dir, f.FileName), nil
+}
+
+// IndexFileOf is where an index file of a partition and bucket lives: its
+// external path when set, else the bucket directory when
+// index-file-in-data-file-dir is true, else index/ (Java
+// FileStorePathFactory.indexFileFactory).
+func (p *PathFactory) IndexFileOf(partition []byte, bucket int32, f *IndexFileMeta) (string, error) {
+	if f.ExternalPath != nil {
+		return *f.ExternalPath, nil
+	}
+	if !p.indexInDataDir {
+		return p.IndexFilePath(f.FileName), nil
 	}
 	dir, err := p.BucketPath(partition, bucket)
 	if err != nil {

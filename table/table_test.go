@@ -135,7 +135,7 @@ var readmeBucketCount = regexp.MustCompile(`(?m)^\s*"?bucket(?: count)?"?\s*[:=]
 func TestFileSetOfEveryFixtureTable(t *testing.T) {
 	ctx := context.Background()
 	fio := fileio.NewLocal()
-	checkedFiles, checkedBuckets := 0, 0
+	checkedFiles, checkedBuckets, checkedIndex := 0, 0, 0
 	for _, dir := range fixtureTables(t) {
 		if isORCFixture(dir) {
 			continue
@@ -201,11 +201,25 @@ func TestFileSetOfEveryFixtureTable(t *testing.T) {
 				}
 			}
 		}
+		for _, ie := range fs.Index {
+			path, err := tb.Paths().IndexFileOf(ie.Partition, ie.Bucket, &ie.IndexFile)
+			if err != nil {
+				t.Errorf("%s: %v", dir, err)
+				continue
+			}
+			if ie.IndexFile.ExternalPath != nil {
+				continue
+			}
+			checkedIndex++
+			if _, err := os.Stat(path); err != nil {
+				t.Errorf("%s: live index file missing at computed path: %v", dir, err)
+			}
+		}
 		if sumRows != s.TotalRecordCount {
 			t.Errorf("%s: live files hold %d rows, snapshot %d says totalRecordCount=%d", dir, sumRows, s.ID, s.TotalRecordCount)
 		}
 	}
-	t.Logf("checked %d live files in %d buckets", checkedFiles, checkedBuckets)
+	t.Logf("checked %d live files in %d buckets, %d index files", checkedFiles, checkedBuckets, checkedIndex)
 	if checkedFiles < 100 {
 		t.Fatalf("only %d files checked", checkedFiles)
 	}
