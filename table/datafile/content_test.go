@@ -3,6 +3,7 @@ package datafile
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/compactd/compactd/table"
@@ -91,5 +92,66 @@ func TestTimestampPrecisionsContent(t *testing.T) {
 		if !valuesEqual(rows[i], want[i]) {
 			t.Errorf("row %d: got %v, want %v", i, rows[i], want[i])
 		}
+	}
+}
+
+// TestAvroDataFiles reads every Avro data file of the fixtures and checks
+// the contents of two tables against their READMEs.
+func TestAvroDataFiles(t *testing.T) {
+	dbs, _ := filepath.Glob(filepath.Join(fixtureRoot, "avro", "*.db", "*", "schema"))
+	if len(dbs) == 0 {
+		t.Fatal("no Avro fixture tables")
+	}
+	got := map[string][]any{}
+	for _, sd := range dbs {
+		dir := filepath.Dir(sd)
+		schemas := loadSchemas(t, dir)
+		s := schemas[len(schemas)-1]
+		name := filepath.Base(dir)
+		filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+			if err != nil || filepath.Ext(p) != ".avro" {
+				return nil
+			}
+			if len(s.PrimaryKeys) > 0 {
+				for _, kv := range readAllKV(t, p, s.schema(), s.schema()) {
+					got[name] = append(got[name], kv)
+				}
+			} else {
+				for _, r := range readAllRows(t, p, s.Fields, s.Fields) {
+					got[name] = append(got[name], r)
+				}
+			}
+			return nil
+		})
+		if len(got[name]) == 0 {
+			t.Errorf("%s: no records read", name)
+		}
+	}
+	ts := func(ms int64, ns int32) any { return table.Timestamp{Millis: ms, NanoOfMilli: ns} }
+	wantTS := []any{
+		table.Row{ts(1000, 0), ts(1, 0), ts(0, 1000), ts(2000, 0), ts(2, 0), ts(0, 2000)},
+		table.Row{nil, ts(3, 0), nil, nil, ts(4, 0), nil},
+		table.Row{ts(5000, 0), nil, ts(0, 5000), ts(6000, 0), nil, ts(0, 6000)},
+	}
+	if !valuesEqual(got["append_with_multiple_ts_precision_and_timezone"], wantTS) {
+		t.Errorf("timestamps: got %v", got["append_with_multiple_ts_precision_and_timezone"])
+	}
+	var pk []string
+	for _, x := range got["pk_with_multiple_type"] {
+		kv := x.(table.KeyValue)
+		pk = append(pk, kv.Kind.ShortString()+kv.Key[1].(string))
+		v := kv.Value
+		if v[3] != int32(1) || v[4] != int64(1000) || v[6] != 2.5 || string(v[8].([]byte)) != "abcdef" || v[9] != int32(100) ||
+			v[10].(table.Decimal).String() != "123.45" {
+			t.Errorf("pk_with_multiple_type value %v", v)
+		}
+		nested := v[11].(table.Row)
+		m := nested[0].(*table.Map)
+		if !valuesEqual(m.Keys, []any{"key"}) || !valuesEqual(m.Values, []any{int32(123)}) || !valuesEqual(nested[1], []any{int32(1), int32(2), int32(3)}) {
+			t.Errorf("pk_with_multiple_type nested %v", nested)
+		}
+	}
+	if want := "+IAlice +IBob +IEmily +ITony -DEmily +ILucy"; strings.Join(pk, " ") != want {
+		t.Errorf("pk_with_multiple_type records %v, want %s", pk, want)
 	}
 }
