@@ -40,7 +40,7 @@ const (
 	AggMergeMapWithKeyTime  = "merge_map_with_keytime"
 	AggNestedUpdate         = "nested_update"
 	AggNestedPartialUpdate  = "nested_partial_update"
-	aggRoaringBitmap32      = "rbm32"
+	AggRoaringBitmap32      = "rbm32"
 	aggRoaringBitmap64      = "rbm64"
 	aggHllSketch            = "hll_sketch"
 	aggThetaSketch          = "theta_sketch"
@@ -137,7 +137,12 @@ func newFieldAgg(fn string, f table.DataField, options map[string]string, fnKey 
 		if a, err = newNestedPartialUpdate(base, f, options, bad); err != nil {
 			return nil, err
 		}
-	case aggRoaringBitmap32, aggRoaringBitmap64, aggHllSketch, aggThetaSketch:
+	case AggRoaringBitmap32:
+		if t.Root != table.TypeVarBinary {
+			return nil, bad("data type for roaring bitmap column %q must be VARBINARY but was %s", f.Name, t)
+		}
+		a = &rbm32Agg{aggBase: base}
+	case aggRoaringBitmap64, aggHllSketch, aggThetaSketch:
 		return nil, bad("aggregate function %q (field %q) is not implemented by compactd", fn, f.Name)
 	default:
 		return nil, bad("use unsupported aggregation: %s or spell aggregate function incorrectly", fn)
