@@ -22,7 +22,7 @@ func Plan(view View, inflight []Inflight, opts Options, now time.Time) PlanResul
 	for _, in := range inflight {
 		busyBuckets[BucketID{in.Partition, in.Bucket}] = true
 		for _, f := range in.Files {
-			busyFiles[in.Partition+"\x00"+f] = true
+			busyFiles[BucketID{in.Partition, in.Bucket}.String()+"\x00"+f] = true
 		}
 	}
 	unaware := !opts.PrimaryKey && opts.Bucket == -1
@@ -35,7 +35,7 @@ func Plan(view View, inflight []Inflight, opts Options, now time.Time) PlanResul
 		id := b.ID()
 		if unaware {
 			p.Jobs = append(p.Jobs, planUnaware(b, opts, func(name string) bool {
-				return busyFiles[b.Partition+"\x00"+name]
+				return busyFiles[id.String()+"\x00"+name]
 			})...)
 			continue
 		}

@@ -47,7 +47,9 @@ func PickAt(numLevels int, runs []LevelRun, opts Options, now time.Time, st Buck
 		// compaction.force-up-level-0 alone always uses the radical mode.
 		if opts.NeedLookup() && opts.LookupCompactGentle {
 			p.st.GentleTriggers++
-			if p.st.GentleTriggers == opts.LookupCompactMaxInterval {
+			// Java tests equality; >= also recovers a persisted counter
+			// that an option change left above the interval.
+			if p.st.GentleTriggers >= opts.LookupCompactMaxInterval {
 				p.st.GentleTriggers = 0
 				u = p.forcePickL0(fmt.Sprintf("lookup-compact=gentle: forced level-0 pick every %d triggers", opts.LookupCompactMaxInterval))
 			}
