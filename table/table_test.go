@@ -417,3 +417,28 @@ func TestWriteSnapshotIsExclusive(t *testing.T) {
 		t.Fatalf("new snapshot carries legacy fields:\n%s", data)
 	}
 }
+
+func TestEmptyTableHasNoSnapshot(t *testing.T) {
+	ctx := context.Background()
+	src := filepath.Join(metaFixturesRoot, "parquet/pk_09.db/pk_09")
+	dir := filepath.Join(t.TempDir(), "empty")
+	data, err := os.ReadFile(filepath.Join(src, "schema", "schema-0"))
+	metaMust(t, err)
+	metaMust(t, os.MkdirAll(filepath.Join(dir, "schema"), 0o755))
+	metaMust(t, os.WriteFile(filepath.Join(dir, "schema", "schema-0"), data, 0o644))
+	tb, err := OpenPath(ctx, fileio.NewLocal(), dir)
+	metaMust(t, err)
+	ids, err := tb.SnapshotIDs(ctx)
+	if err != nil || len(ids) != 0 {
+		t.Fatalf("ids %v %v", ids, err)
+	}
+	if _, err := tb.LatestSnapshot(ctx); !errors.Is(err, ErrNoSnapshot) {
+		t.Fatalf("latest: %v", err)
+	}
+	if _, ok, err := tb.ReadLatestHint(ctx); ok || err != nil {
+		t.Fatalf("hint ok=%v err=%v", ok, err)
+	}
+	if _, err := tb.SchemaByID(ctx, 1); !errors.Is(err, fileio.ErrNotExist) {
+		t.Fatalf("missing schema: %v", err)
+	}
+}
