@@ -1,0 +1,341 @@
+package compact_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/compactd/compactd/compact"
+	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/scan"
+	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/write"
+)
+
+func bigint(nullable bool) table.DataType { return table.DataType{Root: table.TypeBigInt, Nullable: nullable} }
+func str(nullable bool) table.DataType {
+	return table.DataType{Root: table.TypeVarChar, Length: table.MaxLength, Nullable: nullable}
+}
+
+// newTable creates db.t with columns k BIGINT, p STRING (partition), a, b, c.
+func newTable(t *testing.T, opts map[string]string) *table.Table {
+	t.Helper()
+	fields := table.RowType{
+		{ID: 0, Name: "k", Type: bigint(false)},
+		{ID: 1, Name: "p", Type: str(false)},
+		{ID: 2, Name: "a", Type: bigint(true)},
+		{ID: 3, Name: "b", Type: str(true)},
+		{ID: 4, Name: "c", Type: bigint(true)},
+	}
+	if opts["bucket"] == "" {
+		opts["bucket"] = "2"
+	}
+	s, err := table.NewTableSchema(0, fields, 4, []string{"p"}, []string{"k", "p"}, opts, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := write.CreateTable(context.Background(), fileio.NewLocal(), t.TempDir(), "db", "t", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+func scanRows(t *testing.T, tb *table.Table) []string {
+	t.Helper()
+	ctx := context.Background()
+	tb = reopen(t, tb)
+	sc, err := scan.New(ctx, tb, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	err = sc.Each(ctx, func(r table.Row) error {
+		b, err := scan.AppendJSON(nil, sc.ReadType(), r)
+		rows = append(rows, string(b))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(rows)
+	return rows
+}
+
+func reopen(t *testing.T, tb *table.Table) *table.Table {
+	t.Helper()
+	t2, err := table.OpenPath(context.Background(), tb.FileIO(), tb.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return t2
+}
+
+// writeRandom commits `commits` batches of random upserts and deletes.
+func writeRandom(t *testing.T, tb *table.Table, rng *rand.Rand, user string, commits, rowsPerCommit, keys int, deletes bool) {
+	t.Helper()
+	ctx := context.Background()
+	w, err := write.NewWriter(ctx, tb, user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := 0; c < commits; c++ {
+		for i := 0; i < rowsPerCommit; i++ {
+			k := int64(rng.IntN(keys))
+			row := table.Row{k, fmt.Sprintf("p%d", k%3), nil, nil, nil}
+			if rng.IntN(4) > 0 {
+				row[2] = int64(rng.IntN(1000))
+			}
+			if rng.IntN(4) > 0 {
+				row[3] = fmt.Sprintf("s%d", rng.IntN(100))
+			}
+			row[4] = int64(c*rowsPerCommit + i)
+			kind := table.RowKindInsert
+			if deletes && rng.IntN(8) == 0 {
+				kind = table.RowKindDelete
+			}
+			if err := w.Write(kind, row); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := w.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func maxRuns(t *testing.T, tb *table.Table) (runs int, buckets int) {
+	t.Helper()
+	ctx := context.Background()
+	tb = reopen(t, tb)
+	s, err := tb.LatestSnapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := tb.FileSet(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range fs.Buckets() {
+		runs = max(runs, len(b.Runs))
+		buckets++
+	}
+	return runs, buckets
+}
+
+func TestCompactionKeepsTheRowsOfEveryEngine(t *testing.T) {
+	seed := uint64(rand.Int64())
+	if s := os.Getenv("COMPACTD_SEED"); s != "" {
+		fmt.Sscan(s, &seed)
+	}
+	t.Logf("seed %d (set COMPACTD_SEED to reproduce)", seed)
+	cases := []struct {
+		name    string
+		opts    map[string]string
+		deletes bool
+	}{
+		{"deduplicate", map[string]string{}, true},
+		{"deduplicate ignoring deletes", map[string]string{"ignore-delete": "true"}, true},
+		{"partial-update", map[string]string{"merge-engine": "partial-update"}, false},
+		{"partial-update with a sequence group", map[string]string{"merge-engine": "partial-update", "fields.c.sequence-group": "a,b"}, true},
+		{"aggregation", map[string]string{"merge-engine": "aggregation", "fields.a.aggregate-function": "sum", "fields.b.aggregate-function": "max", "fields.c.aggregate-function": "last_non_null_value"}, false},
+		{"sequence.field", map[string]string{"sequence.field": "c"}, true},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, uint64(i)))
+			tb := newTable(t, tc.opts)
+			writeRandom(t, tb, rng, "writer", 12, 40, 60, tc.deletes)
+			before := scanRows(t, tb)
+			ctx := context.Background()
+			// Minor compactions until the planner has nothing left to do.
+			for n := 0; ; n++ {
+				sum, err := compact.Run(ctx, reopen(t, tb), compact.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sum.Snapshot == 0 {
+					break
+				}
+				if n > 20 {
+					t.Fatal("planner keeps finding work")
+				}
+			}
+			if got := scanRows(t, tb); !slices.Equal(got, before) {
+				t.Fatalf("rows changed by minor compaction:\nbefore %v\nafter  %v", before, got)
+			}
+			if runs, _ := maxRuns(t, tb); runs > 5 {
+				t.Fatalf("a bucket still has %d sorted runs, over the trigger of 5", runs)
+			}
+			sum, err := compact.Run(ctx, reopen(t, tb), compact.Options{Full: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := scanRows(t, tb); !slices.Equal(got, before) {
+				t.Fatalf("rows changed by full compaction (snapshot %d)", sum.Snapshot)
+			}
+			if runs, buckets := maxRuns(t, tb); runs != 1 || buckets == 0 {
+				t.Fatalf("after full compaction: max %d runs over %d buckets, want 1", runs, buckets)
+			}
+		})
+	}
+}
+
+func TestCompactionRebasesOverAConcurrentWriter(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(1, 2))
+	tb := newTable(t, map[string]string{})
+	writeRandom(t, tb, rng, "writer", 6, 30, 50, true)
+	var writerSnapshot int64
+	sum, err := compact.Run(ctx, reopen(t, tb), compact.Options{Full: true, BeforeCommit: func() {
+		writeRandom(t, tb, rng, "late-writer", 1, 30, 80, false)
+		s, _ := reopen(t, tb).LatestSnapshot(ctx)
+		writerSnapshot = s.ID
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Snapshot != writerSnapshot+1 || sum.Abandoned != 0 {
+		t.Fatalf("compaction committed snapshot %d (abandoned %d), want %d right after the writer's", sum.Snapshot, sum.Abandoned, writerSnapshot+1)
+	}
+	// The writer's rows are live: a second full compaction sees its level-0
+	// files and the scan equals a scan of the table before it.
+	before := scanRows(t, tb)
+	s, _ := reopen(t, tb).Snapshot(ctx, writerSnapshot)
+	if s.CommitUser != "late-writer" {
+		t.Fatalf("snapshot %d by %s", writerSnapshot, s.CommitUser)
+	}
+	if _, err := compact.Run(ctx, reopen(t, tb), compact.Options{Full: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := scanRows(t, tb); !slices.Equal(got, before) {
+		t.Fatal("rows changed by the second compaction")
+	}
+}
+
+// liveAndOnDisk returns the data files of the table's latest snapshot and
+// the data files in its bucket directories.
+func liveAndOnDisk(t *testing.T, tb *table.Table) (live, disk []string) {
+	t.Helper()
+	ctx := context.Background()
+	tb = reopen(t, tb)
+	s, err := tb.LatestSnapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := tb.FileSet(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range fs.Buckets() {
+		for i := range b.Files {
+			live = append(live, b.Files[i].File.FileName)
+		}
+	}
+	err = filepath.Walk(tb.Path(), func(p string, info os.FileInfo, err error) error {
+		if err == nil && strings.HasPrefix(info.Name(), "data-") {
+			disk = append(disk, info.Name())
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(live)
+	sort.Strings(disk)
+	return live, disk
+}
+
+func TestCompactionAbandonsJobsWhoseInputsAConcurrentCompactionTook(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(3, 4))
+	tb := newTable(t, map[string]string{})
+	writeRandom(t, tb, rng, "writer", 6, 30, 50, true)
+	before := scanRows(t, tb)
+	_, diskBefore := liveAndOnDisk(t, tb)
+	var other *compact.Summary
+	sum, err := compact.Run(ctx, reopen(t, tb), compact.Options{Full: true, MaxRebases: 1, BeforeCommit: func() {
+		var err error
+		if other, err = compact.Run(ctx, reopen(t, tb), compact.Options{Full: true}); err != nil {
+			t.Error(err)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other == nil || other.Snapshot == 0 || sum.Snapshot != 0 || sum.Abandoned != other.Buckets {
+		t.Fatalf("want the concurrent compaction to win and ours to abandon every job: other=%+v ours snapshot=%d abandoned=%d", other, sum.Snapshot, sum.Abandoned)
+	}
+	if got := scanRows(t, tb); !slices.Equal(got, before) {
+		t.Fatal("rows changed")
+	}
+	// Only the winner's outputs were added to the directories.
+	live, disk := liveAndOnDisk(t, tb)
+	want := append(slices.Clone(diskBefore), live...)
+	sort.Strings(want)
+	want = slices.Compact(want)
+	if !slices.Equal(disk, want) {
+		t.Fatalf("abandoned outputs were left behind:\non disk %v\nwant    %v", disk, want)
+	}
+}
+
+func TestCompactionOfACorruptFileFailsNamingItAndChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(5, 6))
+	tb := newTable(t, map[string]string{"bucket": "1"})
+	writeRandom(t, tb, rng, "writer", 4, 20, 30, false)
+	live, _ := liveAndOnDisk(t, tb)
+	victim := ""
+	filepath.Walk(tb.Path(), func(p string, info os.FileInfo, err error) error {
+		if err == nil && info.Name() == live[0] {
+			victim = p
+		}
+		return nil
+	})
+	data, err := os.ReadFile(victim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(victim, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snapBefore, _ := reopen(t, tb).LatestSnapshotID(ctx)
+	_, diskBefore := liveAndOnDisk(t, tb)
+	_, err = compact.Run(ctx, reopen(t, tb), compact.Options{Full: true})
+	if err == nil || !strings.Contains(err.Error(), live[0]) {
+		t.Fatalf("want an error naming %s, got %v", live[0], err)
+	}
+	snapAfter, _ := reopen(t, tb).LatestSnapshotID(ctx)
+	_, diskAfter := liveAndOnDisk(t, tb)
+	if snapAfter != snapBefore || !slices.Equal(diskAfter, diskBefore) {
+		t.Fatalf("failed compaction changed the table: snapshot %d -> %d, files %d -> %d", snapBefore, snapAfter, len(diskBefore), len(diskAfter))
+	}
+}
+
+func TestUnsupportedTablesAreRefusedBeforeAnyWrite(t *testing.T) {
+	for _, tc := range []struct{ opts, overrides map[string]string }{
+		{map[string]string{"deletion-vectors.enabled": "true"}, nil},
+		{map[string]string{"changelog-producer": "lookup"}, nil},
+		{map[string]string{"merge-engine": "aggregation"}, map[string]string{"fields.a.aggregate-function": "no_such_function"}},
+	} {
+		tb := newTable(t, tc.opts)
+		writeRandom(t, tb, rand.New(rand.NewPCG(1, 1)), "w", 2, 5, 5, false)
+		id, _ := reopen(t, tb).LatestSnapshotID(context.Background())
+		_, err := compact.Run(context.Background(), reopen(t, tb), compact.Options{Full: true, Overrides: tc.overrides})
+		if err == nil {
+			t.Fatalf("%v: compaction was not refused", tc.opts)
+		}
+		if id2, _ := reopen(t, tb).LatestSnapshotID(context.Background()); id2 != id {
+			t.Fatalf("%v: refused compaction committed snapshot %d", tc.opts, id2)
+		}
+		if !strings.Contains(err.Error(), "db.t") && !strings.Contains(err.Error(), "db.db/t") {
+			t.Fatalf("error does not name the table: %v", err)
+		}
+	}
+}
