@@ -1,0 +1,90 @@
+package expire
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/compactd/compactd/table"
+)
+
+// tableMeta reads Avro metadata through the table package and resolves
+// data, extra and index file paths with the table's path factory.
+type tableMeta struct{ t *table.Table }
+
+// TableMetadata adapts an open table to Metadata.
+func TableMetadata(t *table.Table) Metadata { return tableMeta{t} }
+
+// TableSource is the Source of an open table's main branch.
+func TableSource(t *table.Table) Source {
+	return Source{FS: t.FileIO(), Root: t.Path(), Meta: TableMetadata(t)}
+}
+
+func (m tableMeta) ManifestList(ctx context.Context, name string) ([]string, error) {
+	metas, err := table.ReadManifestList(ctx, m.t.FileIO(), m.t.Paths().ManifestPath(name))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(metas))
+	for i, mf := range metas {
+		out[i] = mf.FileName
+	}
+	return out, nil
+}
+
+func (m tableMeta) Manifest(ctx context.Context, name string, fn func(DataEntry) error) error {
+	entries, err := table.ReadManifest(ctx, m.t.FileIO(), m.t.Paths().ManifestPath(name))
+	if err != nil {
+		return err
+	}
+	paths := m.t.Paths()
+	for i := range entries {
+		e := &entries[i]
+		path, err := paths.DataFilePath(e.Partition, e.Bucket, &e.File)
+		if err != nil {
+			return fmt.Errorf("manifest %s: path of %s: %w", name, e.File.FileName, err)
+		}
+		de := DataEntry{
+			Kind: Kind(e.Kind), Partition: string(e.Partition), Bucket: e.Bucket,
+			Level: e.File.Level, Name: e.File.FileName, Path: path,
+		}
+		for _, x := range e.File.ExtraFiles {
+			xp, err := paths.ExtraFilePath(e.Partition, e.Bucket, &e.File, x)
+			if err != nil {
+				return fmt.Errorf("manifest %s: path of %s: %w", name, x, err)
+			}
+			de.ExtraPaths = append(de.ExtraPaths, xp)
+		}
+		if err := fn(de); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m tableMeta) IndexManifest(ctx context.Context, name string) ([]IndexFile, error) {
+	entries, err := table.ReadIndexManifest(ctx, m.t.FileIO(), m.t.Paths().ManifestPath(name))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]IndexFile, 0, len(entries))
+	for i := range entries {
+		e := &entries[i]
+		p, err := m.t.Paths().IndexFileOf(e.Partition, e.Bucket, &e.IndexFile)
+		if err != nil {
+			return nil, fmt.Errorf("index manifest %s: path of %s: %w", name, e.IndexFile.FileName, err)
+		}
+		out = append(out, IndexFile{Name: e.IndexFile.FileName, Path: p})
+	}
+	return out, nil
+}
+
+// RunTable expires snapshots of an open table with the retention options
+// from its schema (Paimon defaults for those unset), at now.
+func RunTable(ctx context.Context, t *table.Table, now time.Time, dryRun bool) (Report, error) {
+	o, err := OptionsFromTable(t.Options().Raw)
+	if err != nil {
+		return Report{}, fmt.Errorf("expire %s: %w", t.Path(), err)
+	}
+	return Run(ctx, TableSource(t), RunOptions{Options: o, Now: now, DryRun: dryRun})
+}
