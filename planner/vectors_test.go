@@ -28,8 +28,8 @@ type pickVector struct {
 }
 
 type pickInput struct {
-	NumLevels *int           `json:"numLevels"`
-	Options   map[string]any `json:"options"`
+	NumLevels *int                       `json:"numLevels"`
+	Options   map[string]json.RawMessage `json:"options"`
 	Runs      []struct {
 		Level int
 		Size  int64
@@ -65,7 +65,13 @@ func vectorBehavior(v string) (Behavior, error) {
 func runVector(in pickInput, beh Behavior) (string, error) {
 	m := make(map[string]string, len(in.Options))
 	for k, v := range in.Options {
-		m[k] = fmt.Sprint(v)
+		// Values may be JSON strings or bare numbers/booleans.
+		var str string
+		if err := json.Unmarshal(v, &str); err == nil {
+			m[k] = str
+		} else {
+			m[k] = string(v)
+		}
 	}
 	opts, err := ParseOptions(m, true)
 	if err != nil {
