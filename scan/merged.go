@@ -70,13 +70,10 @@ func (s *lazySection) Next() (table.KeyValue, error) {
 		for _, run := range s.runs {
 			files := make([]merge.Iterator, 0, len(run))
 			for _, e := range run {
-				files = append(files, &lazyFile{ctx: s.ctx, t: s.t, e: e, read: s.read, schemaOf: s.schemaOf, dv: s.dvs[e.File.FileName]})
+				// Runs of a section can mix levels; each record carries its file's.
+				files = append(files, merge.WithLevel(&lazyFile{ctx: s.ctx, t: s.t, e: e, read: s.read, schemaOf: s.schemaOf, dv: s.dvs[e.File.FileName]}, int(e.File.Level)))
 			}
-			it := merge.Concat(files...)
-			if len(run) > 0 {
-				it = merge.WithLevel(it, int(run[0].File.Level))
-			}
-			iters = append(iters, it)
+			iters = append(iters, merge.Concat(files...))
 		}
 		s.r = s.eng.NewReader(s.ctx, iters, s.dropDelete)
 	}
