@@ -126,6 +126,7 @@ func (t *tailWriter) finish(ids []int, mapKeyValue []bool) error {
 		}
 		out.Schema[i] = o
 	}
+	dropUnorderedStats(&out)
 	enc, err := thrift.Marshal(new(thrift.CompactProtocol), &out)
 	if err != nil {
 		return fmt.Errorf("encode footer: %w", err)
@@ -141,4 +142,33 @@ func (t *tailWriter) finish(ids []int, mapKeyValue []bool) error {
 		}
 	}
 	return nil
+}
+
+// dropUnorderedStats removes min/max statistics and column indexes that
+// parquet-go orders wrongly: it compares FIXED_LEN_BYTE_ARRAY decimals as
+// unsigned bytes (so -5 sorts above 3), while Java's filter push-down reads
+// them as signed two's complement and would skip row groups that match. INT96
+// has no defined order at all. Null counts stay.
+func dropUnorderedStats(md *fileMetaDataOut) {
+	leaf := 0
+	for _, e := range md.Schema {
+		if !e.Type.Valid || e.NumChildren.Valid {
+			continue
+		}
+		_, isDecimal := e.LogicalType.Value.(*format.DecimalType)
+		unordered := e.Type.V == format.Int96 ||
+			(isDecimal && (e.Type.V == format.FixedLenByteArray || e.Type.V == format.ByteArray))
+		if unordered {
+			for r := range md.RowGroups {
+				if leaf >= len(md.RowGroups[r].Columns) {
+					continue
+				}
+				c := &md.RowGroups[r].Columns[leaf]
+				st := &c.MetaData.Statistics
+				st.Min, st.Max, st.MinValue, st.MaxValue = nil, nil, nil, nil
+				c.ColumnIndexOffset, c.ColumnIndexLength = 0, 0
+			}
+		}
+		leaf++
+	}
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 )
 
@@ -118,5 +120,51 @@ func TestWrittenFooterMatchesJava(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNoMisorderedFooterStatistics: parquet-go orders FIXED_LEN_BYTE_ARRAY
+// decimals as unsigned bytes; such min/max must not reach the footer where
+// Java's filter push-down would trust them.
+func TestNoMisorderedFooterStatistics(t *testing.T) {
+	fields := table.RowType{
+		{ID: 0, Name: "big", Type: mustType(t, "DECIMAL(38, 2)")},
+		{ID: 1, Name: "small", Type: mustType(t, "DECIMAL(9, 2)")},
+		{ID: 2, Name: "ts9", Type: mustType(t, "TIMESTAMP(9)")},
+	}
+	path := filepath.Join(t.TempDir(), "data-dec-0.parquet")
+	w, err := NewRowWriter(context.Background(), fileio.NewLocal(), path, fields, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []int64{-5, 3, -100, 7} {
+		d := func(p int) table.Decimal { return table.Decimal{Unscaled: big.NewInt(v), Precision: p, Scale: 2} }
+		if err := w.Write(table.Row{d(38), d(9), table.Timestamp{Millis: v}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ValueStats.Min[0].(table.Decimal).String() != "-1.00" || st.ValueStats.Max[0].(table.Decimal).String() != "0.07" {
+		t.Errorf("file stats of the decimal: %v %v", st.ValueStats.Min[0], st.ValueStats.Max[0])
+	}
+	b, _ := os.ReadFile(path)
+	n := int(binary.LittleEndian.Uint32(b[len(b)-8:]))
+	var md fileMetaDataOut
+	if err := thrift.Unmarshal(new(thrift.CompactProtocol), b[len(b)-8-n:len(b)-8], &md); err != nil {
+		t.Fatal(err)
+	}
+	cols := md.RowGroups[0].Columns
+	for _, i := range []int{0, 2} {
+		s := cols[i].MetaData.Statistics
+		if s.MinValue != nil || s.MaxValue != nil || s.Min != nil || s.Max != nil || cols[i].ColumnIndexOffset != 0 {
+			t.Errorf("column %d keeps footer min/max or a column index", i)
+		}
+	}
+	s := cols[1].MetaData.Statistics
+	if int32(binary.LittleEndian.Uint32(s.MinValue)) != -100 || int32(binary.LittleEndian.Uint32(s.MaxValue)) != 7 {
+		t.Errorf("INT32 decimal footer stats %x %x", s.MinValue, s.MaxValue)
 	}
 }

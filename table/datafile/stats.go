@@ -62,7 +62,7 @@ func statsModes(fields table.RowType, options map[string]string) ([]statsMode, e
 		}
 	}
 	out := make([]statsMode, len(fields))
-	users := 0
+	counted := 0 // columns that used up a keep-first-n slot, as Java counts them
 	for i, f := range fields {
 		if v, ok := options["fields."+f.Name+".stats-mode"]; ok {
 			m, err := parseStatsMode(v)
@@ -70,15 +70,16 @@ func statsModes(fields table.RowType, options map[string]string) ([]statsMode, e
 				return nil, fmt.Errorf("fields.%s.stats-mode: %w", f.Name, err)
 			}
 			out[i] = m
+			counted++
 		} else if isSystemField(f.Name) {
 			out[i] = statsMode{kind: "truncate", truncate: 128}
-		} else if keepFirst >= 0 && users >= keepFirst {
-			out[i] = statsMode{kind: "none"}
 		} else {
-			out[i] = defMode
-		}
-		if !isSystemField(f.Name) {
-			users++
+			if keepFirst >= 0 && counted >= keepFirst {
+				out[i] = statsMode{kind: "none"}
+			} else {
+				out[i] = defMode
+			}
+			counted++
 		}
 	}
 	return out, nil

@@ -375,6 +375,10 @@ func newPQWriter(ctx context.Context, fio fileio.FileIO, path string, fields tab
 		parquet.DataPageVersion(1),
 		parquet.DefaultEncodingFor(parquet.ByteArray, &parquet.Plain),
 		parquet.PageBufferSize(int(pageSize)),
+		// Page-header statistics would repeat the decimal ordering problem
+		// dropUnorderedStats fixes in the footer; Java filters with the
+		// footer and column indexes only.
+		parquet.DataPageStatistics(false),
 		parquet.CreatedBy("compactd", "0.1", "compactd"),
 	)
 	return w, nil
