@@ -31,7 +31,7 @@ func ParseConsumer(id string, data []byte) (*Consumer, error) {
 }
 
 // MarshalJSON writes the consumer as Java does.
-func (c *Consumer) MarshalJSON() ([]byte, error) {
+func (c Consumer) MarshalJSON() ([]byte, error) {
 	n := jnode{kind: jObject}
 	n.add("nextSnapshot", jInt(c.NextSnapshot))
 	return renderJackson(n), nil

@@ -376,12 +376,22 @@ func (s *TableSchema) toNode() (jnode, error) {
 // MarshalJSON writes the schema as Java does (Jackson pretty printer, key
 // order of SchemaSerializer). A parsed schema is reproduced byte for byte:
 // option order and absent version/timeMillis keys of old files are kept.
-func (s *TableSchema) MarshalJSON() ([]byte, error) {
+func (s TableSchema) MarshalJSON() ([]byte, error) {
 	n, err := s.toNode()
 	if err != nil {
 		return nil, err
 	}
 	return renderJackson(n), nil
+}
+
+// UnmarshalJSON parses and validates a schema file body.
+func (s *TableSchema) UnmarshalJSON(data []byte) error {
+	p, err := ParseTableSchema(data)
+	if err != nil {
+		return err
+	}
+	*s = *p
+	return nil
 }
 
 // String is a short description for logs.

@@ -58,8 +58,9 @@ func ParseTag(name string, data []byte) (*Tag, error) {
 }
 
 // MarshalJSON writes the tag as Java does: the snapshot keys, then
-// tagCreateTime and tagTimeRetained when set.
-func (t *Tag) MarshalJSON() ([]byte, error) {
+// tagCreateTime and tagTimeRetained when set. (A value receiver, so it
+// shadows the embedded Snapshot's method for Tag values too.)
+func (t Tag) MarshalJSON() ([]byte, error) {
 	n := t.Snapshot.toNode()
 	if t.CreateTime != nil {
 		c := t.CreateTime.UTC()
@@ -79,6 +80,16 @@ func (t *Tag) MarshalJSON() ([]byte, error) {
 		n.add(tkTimeRetained, jRaw(javaDurationSeconds(*t.TimeRetained)))
 	}
 	return renderJackson(n), nil
+}
+
+// UnmarshalJSON parses a tag file body, keeping t.Name.
+func (t *Tag) UnmarshalJSON(data []byte) error {
+	p, err := ParseTag(t.Name, data)
+	if err != nil {
+		return err
+	}
+	*t = *p
+	return nil
 }
 
 func parseLocalDateTime(v jnode) (time.Time, error) {

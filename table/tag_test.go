@@ -2,6 +2,7 @@ package table
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +50,15 @@ func TestTagRoundTripsJavaEncoding(t *testing.T) {
 	out, err := tag.MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
+	}
+	// encoding/json must use the tag's methods, not the embedded
+	// snapshot's, for values and pointers alike.
+	var viaJSON Tag
+	if err := json.Unmarshal([]byte(javaTagJSON), &viaJSON); err != nil || viaJSON.TimeRetained == nil {
+		t.Fatalf("json.Unmarshal into Tag: %v %+v", err, viaJSON)
+	}
+	if b, err := json.Marshal(*tag); err != nil || !strings.Contains(string(b), "tagTimeRetained") {
+		t.Fatalf("json.Marshal(Tag) lost the tag fields: %s %v", b, err)
 	}
 	if string(out) != javaTagJSON {
 		t.Fatalf("got\n%s\nwant\n%s", out, javaTagJSON)
