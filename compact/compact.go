@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -47,6 +48,17 @@ type Options struct {
 	// BeforeCommit, if set, runs after all jobs are executed and before the
 	// first commit attempt (tests interleave concurrent writers here).
 	BeforeCommit func()
+
+	// MaxBuckets, if positive, bounds the bucket jobs executed per round;
+	// MaxBytes, if positive, bounds the input bytes of those jobs (the job
+	// with the most input files always runs). Jobs with more input files go
+	// first; the rest wait for the next run (the daemon's policy limits).
+	MaxBuckets int
+	MaxBytes   int64
+	// TimeBudget, if positive, stops starting bucket jobs once that much time
+	// has passed since Run began; jobs already running finish and commit,
+	// the others are left for the next run.
+	TimeBudget time.Duration
 }
 
 // Summary reports a run.
@@ -190,9 +202,17 @@ func Run(ctx context.Context, t *table.Table, o Options) (*Summary, error) {
 		if o.DryRun || len(plan.Jobs) == 0 {
 			return sum, nil
 		}
-		results, err := execute(ctx, t, v, plan.Jobs, o, now)
+		jobs := limitJobs(plan.Jobs, o.MaxBuckets, o.MaxBytes)
+		var deadline time.Time
+		if o.TimeBudget > 0 {
+			deadline = start.Add(o.TimeBudget)
+		}
+		results, err := execute(ctx, t, v, jobs, o, now, deadline)
 		if err != nil {
 			return sum, err
+		}
+		if len(results) == 0 {
+			return sum, nil
 		}
 		if o.BeforeCommit != nil {
 			o.BeforeCommit()
@@ -222,7 +242,34 @@ func Run(ctx context.Context, t *table.Table, o Options) (*Summary, error) {
 	}
 }
 
-func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.Job, o Options, now func() time.Time) ([]*JobResult, error) {
+// limitJobs keeps the jobs a run may execute under the policy limits,
+// preferring the buckets with the most input files.
+func limitJobs(jobs []planner.Job, maxBuckets int, maxBytes int64) []planner.Job {
+	if maxBuckets <= 0 && maxBytes <= 0 {
+		return jobs
+	}
+	sorted := slices.Clone(jobs)
+	slices.SortStableFunc(sorted, func(a, b planner.Job) int { return len(b.Inputs) - len(a.Inputs) })
+	var out []planner.Job
+	var bytes int64
+	for _, j := range sorted {
+		if maxBuckets > 0 && len(out) >= maxBuckets {
+			break
+		}
+		var n int64
+		for _, f := range j.Inputs {
+			n += f.Size
+		}
+		if maxBytes > 0 && len(out) > 0 && bytes+n > maxBytes {
+			continue
+		}
+		out = append(out, j)
+		bytes += n
+	}
+	return out
+}
+
+func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.Job, o Options, now func() time.Time, deadline time.Time) ([]*JobResult, error) {
 	x := &executor{t: t, view: v, targetSize: o.TargetFileSize, now: now}
 	s := t.Schema()
 	x.read = datafile.Schema{Fields: s.Fields, KeyNames: s.TrimmedPrimaryKeys()}
@@ -246,6 +293,9 @@ func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.J
 	p := pool.New().WithContext(ctx).WithMaxGoroutines(par).WithCancelOnError()
 	for i := range jobs {
 		p.Go(func(ctx context.Context) error {
+			if !deadline.IsZero() && time.Now().After(deadline) {
+				return nil // out of time budget: left for the next run
+			}
 			r, err := x.run(ctx, jobs[i])
 			if err != nil {
 				return fmt.Errorf("compact %s %s: %w", t.FullName(), jobs[i].ID(), err)
@@ -268,7 +318,7 @@ func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.J
 		}
 		return nil, err
 	}
-	return results, nil
+	return slices.DeleteFunc(results, func(r *JobResult) bool { return r == nil }), nil
 }
 
 // commitResults commits the jobs' entries as one COMPACT snapshot. On a
