@@ -45,12 +45,50 @@ type pqSource struct {
 	cols    []column
 }
 
-func openParquet(ctx context.Context, fio fileio.FileIO, path string) (fileio.Reader, *parquet.File, error) {
+// readBudget is the read-buffer memory per open Parquet file, split over
+// its columns. Every column chunk is read through its own buffer; on object
+// stores each buffer refill is a range request, so buffers are as large as
+// the budget allows (parquet-go's default is 4 KiB).
+const readBudget = 8 << 20
+
+func readBufferSize(leaves int) int {
+	return min(max(readBudget/max(leaves, 1), 64<<10), 1<<20)
+}
+
+// leafCount counts the Parquet leaf columns of Paimon fields.
+func leafCount(fields table.RowType) int {
+	n := 0
+	var count func(t table.DataType)
+	count = func(t table.DataType) {
+		switch t.Root {
+		case table.TypeArray:
+			count(*t.Element)
+		case table.TypeMap:
+			count(*t.Key)
+			count(*t.Value)
+		case table.TypeMultiset:
+			count(*t.Element)
+			n++
+		case table.TypeRow:
+			for _, f := range t.Fields {
+				count(f.Type)
+			}
+		default:
+			n++
+		}
+	}
+	for _, f := range fields {
+		count(f.Type)
+	}
+	return n
+}
+
+func openParquet(ctx context.Context, fio fileio.FileIO, path string, leaves int) (fileio.Reader, *parquet.File, error) {
 	f, err := fio.Open(ctx, path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open data file %s: %w", path, err)
 	}
-	pf, err := safeOpen(f)
+	pf, err := safeOpen(f, readBufferSize(leaves))
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("open data file %s: %w", path, err)
@@ -58,13 +96,13 @@ func openParquet(ctx context.Context, fio fileio.FileIO, path string) (fileio.Re
 	return f, pf, nil
 }
 
-func safeOpen(f fileio.Reader) (pf *parquet.File, err error) {
+func safeOpen(f fileio.Reader, bufSize int) (pf *parquet.File, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("corrupt Parquet file: %v", r)
 		}
 	}()
-	return parquet.OpenFile(f, f.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	return parquet.OpenFile(f, f.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(bufSize))
 }
 
 // want is one requested output column: the field of the file's schema to
@@ -228,7 +266,7 @@ func openSource(ctx context.Context, fio fileio.FileIO, path string, fileFields 
 	}
 	switch format {
 	case FormatParquet:
-		f, pf, err := openParquet(ctx, fio, path)
+		f, pf, err := openParquet(ctx, fio, path, leafCount(fileFields))
 		if err != nil {
 			return nil, err
 		}
