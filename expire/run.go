@@ -95,8 +95,13 @@ func Run(ctx context.Context, src Source, o RunOptions) (Report, error) {
 		return rep, nil
 	}
 	// Select consults commit times only up to earliest+limit; later
-	// snapshots are passed as "young" without reading them.
+	// snapshots are passed as "young" without reading them. A hint left by
+	// a crashed run may lie further; everything below it is needed too.
 	window := satAdd(ids[0], int64(o.Limit))
+	hint, hintOK := readHint(ctx, fs, fileio.Join(snapDir, "EARLIEST"))
+	if hintOK {
+		window = max(window, hint)
+	}
 	snaps := map[int64]Snapshot{}
 	in := SelectInput{Options: o.Options, Now: o.Now}
 	for _, id := range ids {
@@ -124,7 +129,7 @@ func Run(ctx context.Context, src Source, o RunOptions) (Report, error) {
 	if err != nil {
 		return rep, fmt.Errorf("expire %s: %w", src.Root, err)
 	}
-	if hint, ok := readHint(ctx, fs, fileio.Join(snapDir, "EARLIEST")); ok && hint > sel.End {
+	if hintOK && hint > sel.End {
 		// A previous run condemned everything below the hint and may have
 		// deleted part of it: finish that work rather than keep a snapshot
 		// whose files may be gone.

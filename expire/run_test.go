@@ -240,3 +240,35 @@ func rel(paths []string, root string) []string {
 	}
 	return out
 }
+
+// A rerun after a crash finishes the range the crashed run condemned
+// (EARLIEST already points past it) even if retention would now keep more:
+// those snapshots may have lost files already.
+func TestRunFinishesARangeACrashedRunCondemned(t *testing.T) {
+	ctx := context.Background()
+	sim := history(t, expiretest.NewMemFS(), "/wh/db.db/t", 21, 30, false, false)
+	o := opts(sim, 5, 1<<30, 50, 0)
+	src := sim.Source()
+	src.FS = &expiretest.FailingFS{FileIO: sim.FS, FailAt: 4}
+	if _, err := expire.Run(ctx, src, o); !errors.Is(err, expiretest.ErrInjected) {
+		t.Fatalf("want injected crash, got %v", err)
+	}
+	b, err := fileio.ReadFile(ctx, sim.FS, "/wh/db.db/t/snapshot/EARLIEST")
+	if err != nil || string(b) != "26" {
+		t.Fatalf("EARLIEST after crash %q %v", b, err)
+	}
+	if err := sim.Consumer(ctx, "late", 3); err != nil {
+		t.Fatal(err)
+	}
+	o.RetainMin = 20
+	rep, err := expire.Run(ctx, sim.Source(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.End != 26 || len(rep.Snapshots) != 25 {
+		t.Fatalf("End %d, expired %v; want the condemned range 1..25", rep.End, rep.Snapshots)
+	}
+	if err := sim.CheckReadable(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
