@@ -1,0 +1,239 @@
+package expire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"testing"
+)
+
+// memMeta is a hand-built Metadata: lists and manifests by name; names in
+// gone read as missing.
+type memMeta struct {
+	lists     map[string][]string
+	manifests map[string][]DataEntry
+	indexes   map[string][]IndexFile
+	gone      map[string]bool
+	broken    map[string]bool
+}
+
+func (m *memMeta) check(name string) error {
+	if m.gone[name] {
+		return fmt.Errorf("%s: %w", name, fs.ErrNotExist)
+	}
+	if m.broken[name] {
+		return fmt.Errorf("%s: checksum mismatch", name)
+	}
+	return nil
+}
+
+func (m *memMeta) ManifestList(_ context.Context, name string) ([]string, error) {
+	return m.lists[name], m.check(name)
+}
+
+func (m *memMeta) Manifest(_ context.Context, name string, fn func(DataEntry) error) error {
+	if err := m.check(name); err != nil {
+		return err
+	}
+	for _, e := range m.manifests[name] {
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *memMeta) IndexManifest(_ context.Context, name string) ([]IndexFile, error) {
+	return m.indexes[name], m.check(name)
+}
+
+func add(name string, level int32) DataEntry {
+	return DataEntry{Kind: Add, Partition: "p", Bucket: 0, Level: level, Name: name, Path: "/t/b/" + name}
+}
+func del(name string, level int32) DataEntry {
+	e := add(name, level)
+	e.Kind = Delete
+	return e
+}
+
+// chain builds snapshots 1..n; delta[i] is snapshot i+1's delta. Every
+// snapshot's base lists all earlier delta manifests.
+func chain(deltas ...[]DataEntry) (*memMeta, []Snapshot) {
+	m := &memMeta{lists: map[string][]string{}, manifests: map[string][]DataEntry{}, indexes: map[string][]IndexFile{}, gone: map[string]bool{}, broken: map[string]bool{}}
+	var base []string
+	var snaps []Snapshot
+	for i, d := range deltas {
+		id := int64(i + 1)
+		dm := fmt.Sprintf("manifest-%d", id)
+		m.manifests[dm] = d
+		bl, dl := fmt.Sprintf("list-base-%d", id), fmt.Sprintf("list-delta-%d", id)
+		m.lists[bl] = slices.Clone(base)
+		m.lists[dl] = []string{dm}
+		base = append(base, dm)
+		snaps = append(snaps, Snapshot{ID: id, BaseManifestList: bl, DeltaManifestList: dl})
+	}
+	return m, snaps
+}
+
+func TestPlanFiles(t *testing.T) {
+	ctx := context.Background()
+	t.Run("files removed by a delta in the expired range are deleted with their extra files", func(t *testing.T) {
+		a := add("a", 0)
+		a.ExtraPaths = []string{"/t/b/a.index"}
+		da := a
+		da.Kind = Delete
+		m, s := chain([]DataEntry{a}, []DataEntry{add("b", 0)}, []DataEntry{da, add("c", 1)})
+		p, err := PlanFiles(ctx, m, s[:2], &s[2], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(p.DataFiles, []string{"/t/b/a", "/t/b/a.index"}) {
+			t.Fatalf("data files %v", p.DataFiles)
+		}
+		if !slices.Equal(p.ManifestLists, []string{"list-base-1", "list-delta-1", "list-base-2", "list-delta-2"}) {
+			t.Fatalf("lists %v", p.ManifestLists)
+		}
+		if len(p.Manifests) != 0 {
+			t.Fatalf("manifests still in the end snapshot's base were planned: %v", p.Manifests)
+		}
+	})
+	t.Run("an upgraded file (delete then add of the same path) is kept", func(t *testing.T) {
+		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{del("a", 0), add("a", 3)}, []DataEntry{add("z", 0)})
+		p, err := PlanFiles(ctx, m, s[:2], &s[2], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.DataFiles) != 0 {
+			t.Fatalf("upgraded file planned: %v", p.DataFiles)
+		}
+	})
+	t.Run("the delta of the first expired snapshot is not replayed", func(t *testing.T) {
+		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{del("a", 0), add("b", 1)}, []DataEntry{add("z", 0)})
+		// begin = 2: a was removed by snapshot 2's own delta, which an earlier
+		// run (ending at 2) already handled; Java's range is (begin, end].
+		p, err := PlanFiles(ctx, m, s[1:2], &s[2], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.DataFiles) != 0 {
+			t.Fatalf("planned %v", p.DataFiles)
+		}
+	})
+	t.Run("a file still held by the nearest earlier tag is kept", func(t *testing.T) {
+		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{add("b", 0)}, []DataEntry{del("a", 0), del("b", 0), add("c", 1)}, []DataEntry{add("z", 0)})
+		tag := s[1] // holds a and b
+		p, err := PlanFiles(ctx, m, s[:3], &s[3], []Snapshot{tag})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.DataFiles) != 0 {
+			t.Fatalf("tagged files planned: %v", p.DataFiles)
+		}
+		if slices.Contains(p.ManifestLists, "list-base-2") || slices.Contains(p.ManifestLists, "list-delta-2") {
+			t.Fatalf("tag's manifest lists planned: %v", p.ManifestLists)
+		}
+	})
+	t.Run("a tag that cannot be read keeps the data of the snapshots it covers", func(t *testing.T) {
+		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{add("b", 0)}, []DataEntry{del("a", 0), add("c", 1)}, []DataEntry{add("z", 0)})
+		m.broken["list-base-2"] = true
+		p, err := PlanFiles(ctx, m, s[:3], &s[3], []Snapshot{s[1]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.DataFiles) != 0 || !slices.Equal(p.SkippedDataOf, []int64{3, 4}) {
+			t.Fatalf("data %v skipped %v", p.DataFiles, p.SkippedDataOf)
+		}
+		if p.ManifestsKept == nil {
+			t.Fatal("an unreadable tag must also keep manifests")
+		}
+	})
+	t.Run("an unreadable retained manifest list keeps every manifest", func(t *testing.T) {
+		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{del("a", 0)}, []DataEntry{add("z", 0)})
+		m.gone["list-base-3"] = true
+		p, err := PlanFiles(ctx, m, s[:2], &s[2], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.ManifestsKept == nil || len(p.Manifests)+len(p.ManifestLists) != 0 {
+			t.Fatalf("kept=%v manifests=%v lists=%v", p.ManifestsKept, p.Manifests, p.ManifestLists)
+		}
+	})
+	t.Run("metadata an earlier crashed run deleted counts as empty", func(t *testing.T) {
+		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{del("a", 0)}, []DataEntry{add("z", 0)})
+		m.gone["list-delta-2"], m.gone["list-base-1"] = true, true
+		p, err := PlanFiles(ctx, m, s[:2], &s[2], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.DataFiles) != 0 {
+			t.Fatalf("planned %v", p.DataFiles)
+		}
+	})
+	t.Run("a corrupt manifest of an expiring snapshot aborts the plan", func(t *testing.T) {
+		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{del("a", 0)}, []DataEntry{add("z", 0)})
+		m.broken["manifest-2"] = true
+		if _, err := PlanFiles(ctx, m, s[:2], &s[2], nil); err == nil || errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("want a read error, got %v", err)
+		}
+	})
+	t.Run("changelog files of expired snapshots go, those of the end snapshot stay", func(t *testing.T) {
+		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{add("b", 0)})
+		m.manifests["cl-m-1"], m.manifests["cl-m-2"] = []DataEntry{add("changelog-1", 0)}, []DataEntry{add("changelog-2", 0)}
+		m.lists["cl-1"], m.lists["cl-2"] = []string{"cl-m-1"}, []string{"cl-m-2"}
+		s[0].ChangelogManifestList, s[1].ChangelogManifestList = "cl-1", "cl-2"
+		p, err := PlanFiles(ctx, m, s[:1], &s[1], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(p.DataFiles, []string{"/t/b/changelog-1"}) || !slices.Contains(p.Manifests, "cl-m-1") || !slices.Contains(p.ManifestLists, "cl-1") {
+			t.Fatalf("data %v manifests %v lists %v", p.DataFiles, p.Manifests, p.ManifestLists)
+		}
+	})
+	t.Run("index and statistics files go unless the end snapshot still uses them", func(t *testing.T) {
+		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{add("b", 0)}, []DataEntry{add("c", 0)})
+		m.indexes["im-1"] = []IndexFile{{Name: "index-1", Path: "/t/index/index-1"}, {Name: "index-2", Path: "/t/index/index-2"}}
+		m.indexes["im-2"] = []IndexFile{{Name: "index-2", Path: "/t/index/index-2"}}
+		s[0].IndexManifest, s[1].IndexManifest, s[2].IndexManifest = "im-1", "im-2", "im-2"
+		s[0].Statistics, s[1].Statistics, s[2].Statistics = "stat-1", "stat-1", "stat-2"
+		p, err := PlanFiles(ctx, m, s[:2], &s[2], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.IndexFiles) != 1 || p.IndexFiles[0].Name != "index-1" || !slices.Equal(p.IndexManifests, []string{"im-1"}) || !slices.Equal(p.Statistics, []string{"stat-1"}) {
+			t.Fatalf("index %v manifests %v stats %v", p.IndexFiles, p.IndexManifests, p.Statistics)
+		}
+	})
+	t.Run("without the end snapshot only data files are planned", func(t *testing.T) {
+		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{del("a", 0)})
+		p, err := PlanFiles(ctx, m, s[:2], nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(p.DataFiles, []string{"/t/b/a"}) || len(p.ManifestLists) != 0 {
+			t.Fatalf("data %v lists %v", p.DataFiles, p.ManifestLists)
+		}
+	})
+}
+
+func TestSkippingTags(t *testing.T) {
+	tags := []Snapshot{{ID: 2}, {ID: 5}, {ID: 9}, {ID: 12}}
+	ids := func(s []Snapshot) []int64 {
+		var out []int64
+		for _, x := range s {
+			out = append(out, x.ID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		begin, end int64
+		want       []int64
+	}{
+		{6, 10, []int64{5, 9}}, {5, 10, []int64{5, 9}}, {1, 5, []int64{2}}, {1, 2, nil}, {13, 20, []int64{12}}, {3, 4, []int64{2}},
+	} {
+		if got := ids(skippingTags(tags, tc.begin, tc.end)); !slices.Equal(got, tc.want) {
+			t.Errorf("[%d,%d): got %v, want %v", tc.begin, tc.end, got, tc.want)
+		}
+	}
+}
