@@ -1,0 +1,249 @@
+// Package policy is the daemon's configuration: the YAML config file
+// (warehouses, table selection, workers, listen address, compactd defaults),
+// the policy store of per-table overrides, and the effective policy of a
+// table for each job kind, resolved as
+//
+//	override in the policy store > the Paimon table's own options > config defaults > built-in defaults
+//
+// with the origin of every value kept for `compactd policy show`.
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the daemon's configuration file.
+type Config struct {
+	// Path is the file the config was loaded from ("" if built in code);
+	// relative PolicyFile, StateDir and local warehouse paths resolve
+	// against its directory.
+	Path string `yaml:"-"`
+
+	// Listen is the HTTP address of /metrics, /healthz and /status.
+	Listen string `yaml:"listen"`
+	// Workers bounds the jobs running at once (each job changes one table).
+	Workers int `yaml:"workers"`
+	// BucketParallelism bounds the buckets one compaction job merges at once.
+	BucketParallelism int `yaml:"bucket-parallelism"`
+	// PolicyFile is the policy store (per-table overrides).
+	PolicyFile string `yaml:"policy-file"`
+	// StateDir keeps daemon state that survives restarts (halted tables).
+	StateDir string `yaml:"state-dir"`
+
+	// Tick is the period of the scheduling loop.
+	Tick Duration `yaml:"tick"`
+	// DiscoveryInterval is how often warehouses are listed for new tables.
+	DiscoveryInterval Duration `yaml:"discovery-interval"`
+	// GracePeriod is how long running jobs may finish after SIGTERM.
+	GracePeriod Duration `yaml:"grace-period"`
+	// LockLease is how long the warehouse lock outlives its last heartbeat.
+	LockLease Duration `yaml:"lock-lease"`
+	// Retry configures the backoff of transient failures.
+	Retry Retry `yaml:"retry"`
+
+	Warehouses []Warehouse `yaml:"warehouses"`
+	// Defaults are compactd defaults (policy keys) for every table; they
+	// override the built-in defaults and yield to the table's own options.
+	Defaults map[string]string `yaml:"defaults"`
+}
+
+// Retry is the backoff of transient failures: Initial doubled per
+// consecutive failure up to Max. After Attempts consecutive failures of
+// errors not known to be transient the table is halted.
+type Retry struct {
+	Initial  Duration `yaml:"initial"`
+	Max      Duration `yaml:"max"`
+	Attempts int      `yaml:"attempts"`
+}
+
+// Warehouse is one watched warehouse.
+type Warehouse struct {
+	// Path is a local directory or s3://bucket/prefix.
+	Path string `yaml:"path"`
+	// Include and Exclude are glob patterns (path.Match) over "db.table";
+	// a table is watched if it matches an include (none given: all) and no
+	// exclude.
+	Include []string `yaml:"include"`
+	Exclude []string `yaml:"exclude"`
+	// S3 configures the S3 client for s3:// warehouses.
+	S3 *S3 `yaml:"s3"`
+}
+
+// S3 is the YAML form of fileio.S3Config.
+type S3 struct {
+	Endpoint        string `yaml:"endpoint"`
+	Region          string `yaml:"region"`
+	AddressingStyle string `yaml:"addressing-style"`
+	AccessKeyID     string `yaml:"access-key-id"`
+	SecretAccessKey string `yaml:"secret-access-key"`
+	Profile         string `yaml:"profile"`
+}
+
+// Duration is a time.Duration written as "30s", "5m" in YAML.
+type Duration time.Duration
+
+// UnmarshalYAML parses a Go duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes the duration as a string.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// D returns the time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// DefaultListen is the HTTP address used when neither the config nor
+// --listen gives one: loopback only.
+const DefaultListen = "127.0.0.1:9464"
+
+// WithDefaults fills unset fields.
+func (c *Config) WithDefaults() {
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.Workers <= 0 {
+		c.Workers = 2
+	}
+	if c.BucketParallelism <= 0 {
+		c.BucketParallelism = 2
+	}
+	if c.PolicyFile == "" {
+		c.PolicyFile = "compactd-policies.yaml"
+	}
+	if c.StateDir == "" {
+		c.StateDir = "compactd-state"
+	}
+	if c.Tick <= 0 {
+		c.Tick = Duration(time.Second)
+	}
+	if c.DiscoveryInterval <= 0 {
+		c.DiscoveryInterval = Duration(30 * time.Second)
+	}
+	if c.GracePeriod <= 0 {
+		c.GracePeriod = Duration(30 * time.Second)
+	}
+	if c.LockLease <= 0 {
+		c.LockLease = Duration(30 * time.Second)
+	}
+	if c.Retry.Initial <= 0 {
+		c.Retry.Initial = Duration(5 * time.Second)
+	}
+	if c.Retry.Max <= 0 {
+		c.Retry.Max = Duration(5 * time.Minute)
+	}
+	if c.Retry.Attempts <= 0 {
+		c.Retry.Attempts = 5
+	}
+}
+
+// Resolve makes a path of the config relative to the config's directory.
+func (c *Config) Resolve(p string) string {
+	if p == "" || strings.Contains(p, "://") || filepath.IsAbs(p) || c.Path == "" {
+		return p
+	}
+	return filepath.Join(filepath.Dir(c.Path), p)
+}
+
+// PolicyPath is the resolved policy store path.
+func (c *Config) PolicyPath() string { return c.Resolve(c.PolicyFile) }
+
+// StatePath is the resolved state directory.
+func (c *Config) StatePath() string { return c.Resolve(c.StateDir) }
+
+// WarehousePath is the resolved path of a warehouse.
+func (c *Config) WarehousePath(w Warehouse) string { return c.Resolve(w.Path) }
+
+// Validate reports every problem of the config at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if len(c.Warehouses) == 0 {
+		errs = append(errs, errors.New("no warehouses configured"))
+	}
+	seen := map[string]bool{}
+	for i, w := range c.Warehouses {
+		if w.Path == "" {
+			errs = append(errs, fmt.Errorf("warehouses[%d]: path is empty", i))
+		}
+		if seen[c.WarehousePath(w)] {
+			errs = append(errs, fmt.Errorf("warehouses[%d]: %s listed twice", i, w.Path))
+		}
+		seen[c.WarehousePath(w)] = true
+		for _, p := range append(append([]string(nil), w.Include...), w.Exclude...) {
+			if _, err := path.Match(p, "db.table"); err != nil {
+				errs = append(errs, fmt.Errorf("warehouses[%d]: pattern %q: %w", i, p, err))
+			}
+		}
+	}
+	if err := ValidateValues(c.Defaults, nil); err != nil {
+		errs = append(errs, fmt.Errorf("defaults: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// LoadConfig reads, defaults and validates a config file. Unknown fields
+// are errors (a typo must not silently disable a setting).
+func LoadConfig(file string) (*Config, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	c, err := ParseConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", file, err)
+	}
+	c.Path = file
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", file, err)
+	}
+	return c, nil
+}
+
+// ParseConfig decodes a config (without validating it).
+func ParseConfig(data []byte) (*Config, error) {
+	var c Config
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		return nil, err
+	}
+	c.WithDefaults()
+	return &c, nil
+}
+
+// Selects reports whether the warehouse watches table "db.table".
+func (w Warehouse) Selects(name string) bool {
+	in := len(w.Include) == 0
+	for _, p := range w.Include {
+		if ok, _ := path.Match(p, name); ok {
+			in = true
+			break
+		}
+	}
+	if !in {
+		return false
+	}
+	for _, p := range w.Exclude {
+		if ok, _ := path.Match(p, name); ok {
+			return false
+		}
+	}
+	return true
+}

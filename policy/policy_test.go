@@ -1,0 +1,158 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestEffectivePolicyTakesEachValueFromTheStrongestLayer(t *testing.T) {
+	tableOpts := map[string]string{
+		"snapshot.num-retained.min":  "5",         // Paimon key from the table
+		"compactd.compact.schedule":  "@every 2m", // compactd key carried by the table
+		"compactd.orphan.older-than": "48h",       // overridden below
+		"compactd.unknown":           "ignored",   // not a policy key
+		"bucket":                     "4",         // not a policy key
+	}
+	cfg := map[string]string{"expire.schedule": "@every 5m", "compact.schedule": "@every 30s"}
+	over := map[string]string{"orphan.older-than": "72h", "snapshot.num-retained.max": "20"}
+	e := Resolve("shop.orders", tableOpts, cfg, over)
+	want := map[string]Value{
+		"snapshot.num-retained.min": {Value: "5", Source: FromTable},
+		"compact.schedule":          {Value: "@every 2m", Source: FromTable},
+		"orphan.older-than":         {Value: "72h", Source: FromOverride},
+		"snapshot.num-retained.max": {Value: "20", Source: FromOverride},
+		"expire.schedule":           {Value: "@every 5m", Source: FromConfig},
+		"expire.enabled":            {Value: "true", Source: FromDefault},
+	}
+	for k, w := range want {
+		got := e.Values[k]
+		if got.Value != w.Value || got.Source != w.Source {
+			t.Errorf("%s = %q from %s, want %q from %s", k, got.Value, got.Source, w.Value, w.Source)
+		}
+	}
+	if _, ok := e.Values["unknown"]; ok {
+		t.Error("a non-policy compactd.* table option became a policy value")
+	}
+	po := e.PaimonOverrides()
+	if po["snapshot.num-retained.max"] != "20" || po["snapshot.num-retained.min"] != "" {
+		t.Errorf("Paimon overrides = %v, want only the overridden retention", po)
+	}
+	if m := e.MergedTableOptions(); m["snapshot.num-retained.min"] != "5" || m["snapshot.num-retained.max"] != "20" || m["bucket"] != "4" {
+		t.Errorf("merged options = %v", m)
+	}
+	j, err := e.Job(Orphan)
+	if err != nil || !j.Enabled || j.OlderThan != 72*time.Hour || j.Spec != "@daily" {
+		t.Errorf("orphan job = %+v, %v", j, err)
+	}
+	c, err := e.Job(Compact)
+	if err != nil || c.Schedule == nil {
+		t.Fatalf("compact job = %+v, %v", c, err)
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if next := c.Schedule.Next(base); next.Sub(base) != 2*time.Minute {
+		t.Errorf("@every 2m fires after %s", next.Sub(base))
+	}
+}
+
+func TestValidationReportsEveryProblemAtOnce(t *testing.T) {
+	err := ValidateValues(map[string]string{
+		"compact.enabled":           "yes please",
+		"compact.schedule":          "every tuesday",
+		"compact.max-buckets":       "-1",
+		"orphan.older-than":         "5m",
+		"no.such.key":               "1",
+		"tag-expire.enabled":        "true",
+		"snapshot.num-retained.min": "abc",
+		"full-compaction.schedule":  "0 3 * * *",
+		"compact.max-bytes":         "256 mb",
+	}, map[string]string{"bucket": "2"})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"compact.enabled", "compact.schedule", "compact.max-buckets", "orphan.older-than",
+		"no.such.key", "tag-expire", "snapshot.num-retained.min"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %s:\n%v", want, err)
+		}
+	}
+	for _, ok := range []string{"full-compaction.schedule", "compact.max-bytes"} {
+		if strings.Contains(err.Error(), ok) {
+			t.Errorf("valid %s reported:\n%v", ok, err)
+		}
+	}
+}
+
+func TestRetentionOverridesAreCheckedAgainstTheTableOptions(t *testing.T) {
+	// max below the table's min is only wrong in the table's context.
+	err := ValidateValues(map[string]string{"snapshot.num-retained.max": "3"}, map[string]string{"snapshot.num-retained.min": "5"})
+	if err == nil || !strings.Contains(err.Error(), "retain") {
+		t.Fatalf("want a retention error, got %v", err)
+	}
+	if err := ValidateValues(map[string]string{"snapshot.num-retained.max": "30"}, map[string]string{"snapshot.num-retained.min": "5"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStoreUpdatesPersistAndAnInvalidUpdateWritesNothing(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "p.yaml")
+	validate := func(m map[string]string) error { return ValidateValues(m, nil) }
+	if _, err := Update(file, "shop.orders", map[string]string{"compact.schedule": "@every 10s", "orphan.older-than": "48h"}, validate); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(file)
+	if _, err := Update(file, "shop.orders", map[string]string{"compact.schedule": "nonsense"}, validate); err == nil {
+		t.Fatal("invalid update accepted")
+	}
+	after, _ := os.ReadFile(file)
+	if string(before) != string(after) {
+		t.Fatal("an invalid update changed the store")
+	}
+	if _, err := Update(file, "shop.orders", map[string]string{"orphan.older-than": ""}, validate); err != nil {
+		t.Fatal(err)
+	}
+	s, err := LoadStore(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.Overrides("shop.orders")
+	if len(got) != 1 || got["compact.schedule"] != "@every 10s" {
+		t.Fatalf("overrides = %v", got)
+	}
+	if len(s.Overrides("other.table")) != 0 {
+		t.Fatal("another table has overrides")
+	}
+}
+
+func TestConfigLoadsWithDefaultsAndRejectsTyposAndBadPatterns(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "c.yaml")
+	os.WriteFile(good, []byte("warehouses:\n  - path: wh\n    include: [\"shop.*\"]\n    exclude: [\"shop.tmp_*\"]\ndefaults:\n  compact.schedule: \"@every 5s\"\n"), 0o644)
+	c, err := LoadConfig(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Listen != DefaultListen || c.Workers != 2 || c.PolicyPath() != filepath.Join(dir, "compactd-policies.yaml") ||
+		c.WarehousePath(c.Warehouses[0]) != filepath.Join(dir, "wh") {
+		t.Fatalf("config = %+v", c)
+	}
+	w := c.Warehouses[0]
+	for name, want := range map[string]bool{"shop.orders": true, "shop.tmp_x": false, "other.orders": false} {
+		if w.Selects(name) != want {
+			t.Errorf("Selects(%s) = %v", name, !want)
+		}
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("workerz: 3\nwarehouses:\n  - path: wh\n"), 0o644)
+	if _, err := LoadConfig(bad); err == nil || !strings.Contains(err.Error(), "workerz") {
+		t.Fatalf("typo accepted: %v", err)
+	}
+	bad2 := filepath.Join(dir, "bad2.yaml")
+	os.WriteFile(bad2, []byte("warehouses:\n  - path: wh\n    include: [\"[\"]\ndefaults:\n  compact.enabled: maybe\n"), 0o644)
+	_, err = LoadConfig(bad2)
+	if err == nil || !strings.Contains(err.Error(), "pattern") || !strings.Contains(err.Error(), "compact.enabled") {
+		t.Fatalf("want both problems, got %v", err)
+	}
+}
