@@ -103,7 +103,7 @@ func Recognised(kind DirKind, name, dataPrefix, changelogPrefix string) bool {
 		// manifest-list- and index-manifest- are covered by the prefixes.
 		return strings.HasPrefix(name, "manifest-") || strings.HasPrefix(name, "index-manifest-")
 	case DirIndex:
-		return strings.HasPrefix(name, "index-")
+		return strings.HasPrefix(name, "index-") || isGlobalIndex(name)
 	case DirStatistics:
 		return strings.HasPrefix(name, "stat-")
 	case DirBucket:
@@ -111,9 +111,15 @@ func Recognised(kind DirKind, name, dataPrefix, changelogPrefix string) bool {
 			return false // managed blob packs are never orphans (Paimon 2.x)
 		}
 		return strings.HasPrefix(name, dataPrefix) || strings.HasPrefix(name, changelogPrefix) ||
-			strings.HasPrefix(name, "index-")
+			strings.HasPrefix(name, "index-") || isGlobalIndex(name)
 	}
 	return false
+}
+
+// isGlobalIndex matches global index files, "<type>-global-index-<uuid>.index"
+// (Paimon 1.4+, GlobalIndexFileReadWrite.newFileName).
+func isGlobalIndex(name string) bool {
+	return strings.Contains(name, "-global-index-") && strings.HasSuffix(name, ".index")
 }
 
 // IsTemp reports whether name is a hidden temporary file of an atomic

@@ -37,6 +37,8 @@ func TestSelect(t *testing.T) {
 		{"an unreferenced index manifest is deleted", DirManifest, root + "/manifest", "index-manifest-ab-0", old, false, "", true},
 		{"a foreign file in manifest/ is kept", DirManifest, root + "/manifest", "notes.txt", old, false, "", false},
 		{"an unreferenced index file is deleted", DirIndex, root + "/index", "index-ab-0", old, false, "", true},
+		{"an unreferenced global index file is deleted", DirIndex, root + "/index", "bitmap-global-index-67adb389.index", old, false, "", true},
+		{"a referenced global index file is kept", DirIndex, root + "/index", "bitmap-global-index-67adb389.index", old, true, "", false},
 		{"an unreferenced statistics file is deleted", DirStatistics, root + "/statistics", "stat-ab-0", old, false, "", true},
 		{"a hidden temporary file of an interrupted write is deleted", DirManifest, root + "/manifest", ".manifest-ab-3.5f1d.tmp", old, false, "", true},
 		{"a young hidden temporary file is kept", DirManifest, root + "/manifest", ".manifest-ab-3.5f1d.tmp", young, false, "", false},
