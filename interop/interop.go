@@ -364,6 +364,11 @@ func (j *JavaOracle) Batch(ctx context.Context, reqs []BatchRequest) ([]BatchRes
 	if err != nil {
 		return nil, err
 	}
+	return splitBatch(out, reqs, "java")
+}
+
+// splitBatch cuts a batch's stdout at the terminator lines both oracles print.
+func splitBatch(out []byte, reqs []BatchRequest, who string) ([]BatchResult, error) {
 	const endKey = `{"__compactd_batch_end":`
 	var res []BatchResult
 	var cur BatchResult
@@ -373,14 +378,18 @@ func (j *JavaOracle) Batch(ctx context.Context, reqs []BatchRequest) ([]BatchRes
 		line := append([]byte(nil), sc.Bytes()...)
 		if bytes.HasPrefix(line, []byte(endKey)) {
 			var end struct {
-				OK    bool
-				Error string
+				OK          bool
+				Unsupported bool
+				Error       string
 			}
 			if err := json.Unmarshal(line, &end); err != nil {
 				return nil, fmt.Errorf("batch terminator %q: %w", line, err)
 			}
 			if !end.OK {
-				cur.Err = fmt.Errorf("java oracle %s: %s", reqs[len(res)].Verb, tail(end.Error, 4000))
+				cur.Err = fmt.Errorf("%s oracle %s: %s", who, reqs[len(res)].Verb, tail(end.Error, 4000))
+				if end.Unsupported {
+					cur.Err = fmt.Errorf("%w: %v", ErrUnsupported, cur.Err)
+				}
 			}
 			res = append(res, cur)
 			cur = BatchResult{}
@@ -422,6 +431,27 @@ func (p *PythonOracle) Run(ctx context.Context, verb string, flags ...string) ([
 		return stdout.Bytes(), fmt.Errorf("pypaimon oracle %s %s: %w\n%s", verb, strings.Join(flags, " "), err, tail(stderr.String(), 4000))
 	}
 	return stdout.Bytes(), nil
+}
+
+// Batch runs several reads in one Python process (importing pypaimon takes seconds). Only the
+// read verb is supported; a refused table's result wraps ErrUnsupported.
+func (p *PythonOracle) Batch(ctx context.Context, reqs []BatchRequest) ([]BatchResult, error) {
+	var in bytes.Buffer
+	enc := json.NewEncoder(&in)
+	for _, r := range reqs {
+		if err := enc.Encode(r); err != nil {
+			return nil, fmt.Errorf("encode batch request: %w", err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, p.python, p.script, "batch")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = &in, &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("pypaimon oracle batch: %w\n%s", err, tail(stderr.String(), 4000))
+	}
+	return splitBatch(stdout.Bytes(), reqs, "pypaimon")
 }
 
 // Version is the installed pypaimon version.

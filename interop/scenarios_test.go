@@ -8,9 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
-	"sync"
 	"testing"
+	"time"
 
 	"github.com/compactd/compactd/fixtures"
 )
@@ -39,6 +40,7 @@ type builtScenario struct {
 	table     string
 	javaRows  []Row
 	files     []Row
+	snapshots []Row // $snapshots right after the writes
 	// finalRows is what Java reads at the end: javaRows, except for first-row tables, which a
 	// batch read shows only once compacted (see buildScenarios).
 	finalRows []Row
@@ -70,17 +72,20 @@ func buildScenarios(t *testing.T, scenarios []*fixtures.Scenario) []*builtScenar
 		reqs = append(reqs,
 			BatchRequest{Verb: "create", Flags: with(common, "spec", spec, "rows", rows)},
 			BatchRequest{Verb: "read", Flags: common},
-			BatchRequest{Verb: "files", Flags: common})
+			BatchRequest{Verb: "files", Flags: common},
+			BatchRequest{Verb: "snapshots", Flags: common})
 		if firstRow(s) {
 			reqs = append(reqs,
 				BatchRequest{Verb: "compact", Flags: common},
 				BatchRequest{Verb: "read", Flags: common})
 		}
 	}
+	start := time.Now()
 	res, err := j.Batch(context.Background(), reqs)
 	if err != nil {
 		t.Fatalf("java batch: %v", err)
 	}
+	t.Logf("java: %d verbs over %d scenarios in one JVM: %v", len(reqs), len(scenarios), time.Since(start).Round(time.Millisecond))
 	next := 0
 	take := func(b *builtScenario, what string) []Row {
 		r := res[next]
@@ -98,6 +103,7 @@ func buildScenarios(t *testing.T, scenarios []*fixtures.Scenario) []*builtScenar
 		take(b, "create")
 		b.javaRows = take(b, "java read")
 		b.files = take(b, "java files")
+		b.snapshots = take(b, "java snapshots")
 		b.finalRows = b.javaRows
 		if firstRow(b.s) {
 			take(b, "java compact")
@@ -112,21 +118,24 @@ func TestScenariosJavaPythonAndModelAgree(t *testing.T) {
 	built := buildScenarios(t, fixtures.All(size, 1))
 	py := Python(t)
 
-	// pypaimon is a separate process per table; two at a time keeps two cores busy.
 	pyRows := make([][]Row, len(built))
 	pyErrs := make([]error, len(built))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2)
-	for i, b := range built {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			pyRows[i], pyErrs[i] = py.ReadErr(context.Background(), b.warehouse, b.table)
-		}()
+	pyStart := time.Now()
+	var pyReqs []BatchRequest
+	for _, b := range built {
+		pyReqs = append(pyReqs, BatchRequest{Verb: "read", Flags: map[string]string{"warehouse": b.warehouse, "table": b.table}})
 	}
-	wg.Wait()
+	pyRes, err := py.Batch(context.Background(), pyReqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range pyRes {
+		pyErrs[i] = r.Err
+		if r.Err == nil {
+			pyRows[i], pyErrs[i] = ParseRows(joinLines(r.Lines))
+		}
+	}
+	t.Logf("pypaimon: %d reads: %v", len(built), time.Since(pyStart).Round(time.Millisecond))
 
 	for i, b := range built {
 		t.Run(b.s.Name, func(t *testing.T) {
@@ -192,7 +201,8 @@ func TestScenariosJavaPythonAndModelAgree(t *testing.T) {
 }
 
 // TestJavaFullCompactionKeepsRows compacts a few scenarios with Paimon's own full compaction and
-// checks that the rows do not change and that every bucket ends as one file at the top level.
+// checks that the rows do not change, that every bucket ends as one file at the top level, and
+// that the snapshot before the compaction still reads the same rows.
 func TestJavaFullCompactionKeepsRows(t *testing.T) {
 	var picked []*fixtures.Scenario
 	for _, s := range fixtures.All(fixtures.Tiny, 2) {
@@ -205,39 +215,63 @@ func TestJavaFullCompactionKeepsRows(t *testing.T) {
 	}
 	built := buildScenarios(t, picked)
 	j := Java(t)
-	for _, b := range built {
+	var reqs []BatchRequest
+	before := make([]int64, len(built))
+	for i, b := range built {
+		if len(b.snapshots) == 0 {
+			t.Fatalf("%s: no snapshots after writing", b.s.Name)
+		}
+		before[i] = b.snapshots[len(b.snapshots)-1]["snapshot_id"].(int64)
+		common := map[string]string{"warehouse": b.warehouse, "table": b.table}
+		reqs = append(reqs,
+			BatchRequest{Verb: "compact", Flags: common},
+			BatchRequest{Verb: "read", Flags: common},
+			BatchRequest{Verb: "files", Flags: common},
+			BatchRequest{Verb: "snapshots", Flags: common},
+			BatchRequest{Verb: "read", Flags: with(common, "snapshot", strconv.FormatInt(before[i], 10))})
+	}
+	res, err := j.Batch(context.Background(), reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range built {
 		t.Run(b.s.Name, func(t *testing.T) {
-			before := Snapshots(t, j, b)
-			snap := j.Compact(b.warehouse, b.table, CompactOptions{})
-			if snap != before+1 {
-				t.Errorf("compaction committed snapshot %d, want %d", snap, before+1)
-			}
-			diffRows(t, "before compaction", b.javaRows, "after", j.Read(b.warehouse, b.table))
-			for _, f := range j.Files(b.warehouse, b.table) {
-				// num-levels defaults to 5, so full compaction writes the top level, 4.
-				if f["level"] != int64(4) {
-					t.Errorf("file %v at level %v after full compaction, want 4", f["file_path"], f["level"])
+			out := make([][]Row, 5)
+			for k := range out {
+				r := res[5*i+k]
+				if r.Err != nil {
+					t.Fatalf("%s: %v", reqs[5*i+k].Verb, r.Err)
+				}
+				if out[k], err = ParseRows(joinLines(r.Lines)); err != nil {
+					t.Fatal(err)
 				}
 			}
-			snaps := j.Snapshots(b.warehouse, b.table)
+			compactRes, after, files, snaps, travel := out[0], out[1], out[2], out[3], out[4]
+			if got := compactRes[0]["snapshot"]; got != before[i]+1 {
+				t.Errorf("compaction committed snapshot %v, want exactly one new snapshot %d", got, before[i]+1)
+			}
+			diffRows(t, "before compaction", b.javaRows, "after", after)
+			// num-levels defaults to num-sorted-run.compaction-trigger + 1 = 6, so a full
+			// compaction writes level 5.
+			top := int64(5)
+			perBucket := map[string]int{}
+			for _, f := range files {
+				perBucket[fmt.Sprintf("%v/%v", f["partition"], f["bucket"])]++
+				if f["level"] != top {
+					t.Errorf("file %v at level %v after full compaction, want %d", f["file_path"], f["level"], top)
+				}
+			}
+			for bucket, n := range perBucket {
+				if n != 1 {
+					t.Errorf("bucket %s has %d files after full compaction, want 1", bucket, n)
+				}
+			}
 			if last := snaps[len(snaps)-1]; last["commit_kind"] != "COMPACT" {
 				t.Errorf("last snapshot kind %v, want COMPACT", last["commit_kind"])
 			}
-			// Reading the pre-compaction snapshot still works and gives the same rows.
-			diffRows(t, "latest", b.javaRows, "time travel", j.Read(b.warehouse, b.table, AtSnapshot(before)))
+			diffRows(t, "latest before compaction", b.javaRows, "time travel to it", travel)
 		})
 	}
-}
-
-// Snapshots returns the latest snapshot id of a built scenario.
-func Snapshots(t *testing.T, j *JavaOracle, b *builtScenario) int64 {
-	t.Helper()
-	snaps := j.Snapshots(b.warehouse, b.table)
-	if len(snaps) == 0 {
-		t.Fatal("no snapshots")
-	}
-	id, _ := snaps[len(snaps)-1]["snapshot_id"].(int64)
-	return id
 }
 
 func diffRows(t *testing.T, aName string, a []Row, bName string, b []Row) {

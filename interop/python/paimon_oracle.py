@@ -133,9 +133,38 @@ def read(args, out):
         out.write("\n")
 
 
+BATCH_END = "__compactd_batch_end"
+
+
+def batch(out):
+    """Runs many verbs in one process (importing pypaimon costs seconds). Same framing as the
+    Java oracle: each stdin line {"verb":"read","flags":{...}}; each verb's output lines are
+    followed by {"__compactd_batch_end":i,"ok":true} or {...,"ok":false,"error":...}."""
+    import traceback
+
+    for i, line in enumerate(l for l in sys.stdin if l.strip()):
+        req = json.loads(line)
+        end = {BATCH_END: i, "ok": True}
+        try:
+            if req.get("verb") != "read":
+                raise ValueError("batch supports only read, got %r" % req.get("verb"))
+            flags = req.get("flags", {})
+            ns = argparse.Namespace(
+                warehouse=flags["warehouse"], table=flags["table"],
+                snapshot=int(flags["snapshot"]) if "snapshot" in flags else None,
+                tag=flags.get("tag"))
+            read(ns, out)
+        except NotImplementedError as e:
+            end.update(ok=False, unsupported=True, error="unsupported: %s" % e)
+        except Exception:
+            end.update(ok=False, error=traceback.format_exc())
+        out.write(json.dumps(end) + "\n")
+        out.flush()
+
+
 def main(argv):
     p = argparse.ArgumentParser(prog="paimon_oracle")
-    p.add_argument("verb", choices=["read", "version"])
+    p.add_argument("verb", choices=["read", "version", "batch"])
     p.add_argument("--warehouse")
     p.add_argument("--table")
     p.add_argument("--snapshot", type=int)
@@ -144,6 +173,9 @@ def main(argv):
     if args.verb == "version":
         import importlib.metadata
         print(json.dumps({"pypaimon": importlib.metadata.version("pypaimon")}))
+        return 0
+    if args.verb == "batch":
+        batch(sys.stdout)
         return 0
     if not args.warehouse or not args.table:
         p.error("read needs --warehouse and --table")

@@ -287,6 +287,8 @@ public final class Main {
         UserWriter(StreamWriteBuilder b) {
             this.write = b.newWrite();
             this.commit = b.newCommit();
+            // A commit whose rows were all filtered (e.g. ignore-delete) adds no snapshot.
+            ((org.apache.paimon.table.sink.InnerTableCommit) commit).ignoreEmptyCommit(true);
         }
     }
 
@@ -479,6 +481,9 @@ public final class Main {
                             org.apache.paimon.disk.IOManager.create(System.getProperty("java.io.tmpdir"));
                     StreamTableWrite w = (StreamTableWrite) b.newWrite().withIOManager(io);
                     StreamTableCommit commit = b.newCommit()) {
+                // A streaming commit records even an empty APPEND snapshot by default; only the
+                // COMPACT snapshot is wanted here.
+                ((org.apache.paimon.table.sink.InnerTableCommit) commit).ignoreEmptyCommit(true);
                 TableWriteImpl<?> impl = (TableWriteImpl<?>) w;
                 for (DataSplit ds : targets) {
                     impl.compact(ds.partition(), ds.bucket(), true);
