@@ -36,8 +36,9 @@ var errAvroCorrupt = errors.New("corrupt avro file")
 const (
 	avroMagic = "Obj\x01"
 	// avroMaxBlock caps the decompressed size of one block. Java flushes a
-	// block every ~64 KB of records, so real blocks are far smaller.
-	avroMaxBlock = 256 << 20
+	// block once it holds 64000 bytes of records, so a real block exceeds
+	// that only by its last record.
+	avroMaxBlock = 16 << 20
 	// avroMaxDepth caps nesting while decoding (schemas can be recursive).
 	avroMaxDepth = 64
 	// avroSyncInterval is Java's DataFileWriter default block size.
@@ -308,7 +309,14 @@ type avroReader struct {
 	buf []byte
 	pos int
 	err error
+	// zeroItems counts decoded values whose encoding may take no bytes
+	// (nulls, empty records); without a cap a few input bytes could claim
+	// billions of them.
+	zeroItems int64
 }
+
+// avroMaxZeroItems caps zero-byte values per file.
+const avroMaxZeroItems = 1 << 20
 
 func (r *avroReader) fail(format string, args ...any) {
 	if r.err == nil {
@@ -369,9 +377,12 @@ func (r *avroReader) count(minItemSize int) int64 {
 		r.fail("block count %d exceeds the %d bytes left", n, left)
 		return 0
 	}
-	if minItemSize == 0 && n > 1<<20 {
-		r.fail("block count %d of empty items", n)
-		return 0
+	if minItemSize == 0 {
+		r.zeroItems += n
+		if r.zeroItems > avroMaxZeroItems {
+			r.fail("more than %d zero-size items", avroMaxZeroItems)
+			return 0
+		}
 	}
 	return n
 }
@@ -529,6 +540,7 @@ func readAvroFile(data []byte) (*avroFile, error) {
 		return nil, err
 	}
 	f.schema = s
+	var zeroItems int64
 	for r.pos < len(data) {
 		count := r.long()
 		size := r.long()
@@ -550,12 +562,15 @@ func readAvroFile(data []byte) (*avroFile, error) {
 		if err != nil {
 			return nil, err
 		}
-		br := &avroReader{buf: raw}
+		br := &avroReader{buf: raw, zeroItems: zeroItems}
 		if s.minSize > 0 && count > int64(len(raw)/s.minSize) {
 			return nil, fmt.Errorf("%w: block claims %d records in %d bytes", errAvroCorrupt, count, len(raw))
 		}
-		if s.minSize == 0 && count > 1<<20 {
-			return nil, fmt.Errorf("%w: block claims %d records", errAvroCorrupt, count)
+		if s.minSize == 0 {
+			br.zeroItems += count
+			if br.zeroItems > avroMaxZeroItems {
+				return nil, fmt.Errorf("%w: more than %d zero-size records", errAvroCorrupt, avroMaxZeroItems)
+			}
 		}
 		for ; count > 0; count-- {
 			v := br.value(s, 0)
@@ -564,6 +579,7 @@ func readAvroFile(data []byte) (*avroFile, error) {
 			}
 			f.values = append(f.values, v)
 		}
+		zeroItems = br.zeroItems
 	}
 	return f, nil
 }
