@@ -148,9 +148,13 @@ func (t *tailWriter) finish(ids []int, mapKeyValue []bool) error {
 // parquet-go orders wrongly: it compares FIXED_LEN_BYTE_ARRAY decimals as
 // unsigned bytes (so -5 sorts above 3), while Java's filter push-down reads
 // them as signed two's complement and would skip row groups that match. INT96
-// has no defined order at all. Null counts stay.
+// has no defined order at all. Null counts stay. When any column loses its
+// column index, every column does: readers such as parquet-go expect the
+// column indexes of a file to form one contiguous section. The unreferenced
+// bytes stay in the file.
 func dropUnorderedStats(md *fileMetaDataOut) {
 	leaf := 0
+	dropIndexes := false
 	for _, e := range md.Schema {
 		if !e.Type.Valid || e.NumChildren.Valid {
 			continue
@@ -159,16 +163,23 @@ func dropUnorderedStats(md *fileMetaDataOut) {
 		unordered := e.Type.V == format.Int96 ||
 			(isDecimal && (e.Type.V == format.FixedLenByteArray || e.Type.V == format.ByteArray))
 		if unordered {
+			dropIndexes = true
 			for r := range md.RowGroups {
 				if leaf >= len(md.RowGroups[r].Columns) {
 					continue
 				}
-				c := &md.RowGroups[r].Columns[leaf]
-				st := &c.MetaData.Statistics
+				st := &md.RowGroups[r].Columns[leaf].MetaData.Statistics
 				st.Min, st.Max, st.MinValue, st.MaxValue = nil, nil, nil, nil
-				c.ColumnIndexOffset, c.ColumnIndexLength = 0, 0
 			}
 		}
 		leaf++
+	}
+	if dropIndexes {
+		for r := range md.RowGroups {
+			for c := range md.RowGroups[r].Columns {
+				md.RowGroups[r].Columns[c].ColumnIndexOffset = 0
+				md.RowGroups[r].Columns[c].ColumnIndexLength = 0
+			}
+		}
 	}
 }

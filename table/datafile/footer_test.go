@@ -12,6 +12,7 @@ import (
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
+	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 )
 
@@ -163,6 +164,22 @@ func TestNoMisorderedFooterStatistics(t *testing.T) {
 			t.Errorf("column %d keeps footer min/max or a column index", i)
 		}
 	}
+	// Readers that load the page index (parquet-go's default) still open it.
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("parquet-go panics opening the file with its page index: %v", r)
+			}
+		}()
+		if _, err := parquet.OpenFile(f, int64(len(b))); err != nil {
+			t.Fatalf("parquet-go cannot open the file with its page index: %v", err)
+		}
+	}()
 	s := cols[1].MetaData.Statistics
 	if int32(binary.LittleEndian.Uint32(s.MinValue)) != -100 || int32(binary.LittleEndian.Uint32(s.MaxValue)) != 7 {
 		t.Errorf("INT32 decimal footer stats %x %x", s.MinValue, s.MaxValue)

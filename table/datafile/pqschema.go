@@ -205,9 +205,11 @@ func parquetLeaf(t table.DataType) (parquet.Node, error) {
 	case table.TypeDouble:
 		return parquet.Leaf(parquet.DoubleType), nil
 	case table.TypeChar, table.TypeVarChar:
-		return parquet.String(), nil
+		// Dictionary-encoded like Java's writer (which falls back to PLAIN
+		// when the dictionary outgrows a page; DictionaryMaxBytes here).
+		return parquet.Encoded(parquet.String(), &parquet.RLEDictionary), nil
 	case table.TypeBinary, table.TypeVarBinary, table.TypeBlob:
-		return parquet.Leaf(parquet.ByteArrayType), nil
+		return parquet.Encoded(parquet.Leaf(parquet.ByteArrayType), &parquet.RLEDictionary), nil
 	case table.TypeDecimal:
 		switch {
 		case t.Precision <= 9:

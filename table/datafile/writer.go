@@ -23,6 +23,10 @@ const (
 	defaultBlockSize = 128 << 20 // parquet.block.size
 	defaultPageSize  = 1 << 20   // parquet.page.size
 	writeBatch       = 256
+	// dictionaryMaxBytes bounds a column's dictionary per row group like
+	// parquet-mr's parquet.dictionary.page.size (1 MiB); past it the column
+	// continues in PLAIN.
+	dictionaryMaxBytes = 1 << 20
 )
 
 // emitter is the inverse of an assembler: it stripes one value into the
@@ -379,6 +383,7 @@ func newPQWriter(ctx context.Context, fio fileio.FileIO, path string, fields tab
 		// dropUnorderedStats fixes in the footer; Java filters with the
 		// footer and column indexes only.
 		parquet.DataPageStatistics(false),
+		parquet.DictionaryMaxBytes(dictionaryMaxBytes),
 		parquet.CreatedBy("compactd", "0.1", "compactd"),
 	)
 	return w, nil
