@@ -381,6 +381,7 @@ func (s fixtureSchema) types(t *testing.T, names []string) ([]DataType, bool) {
 // what Java's partition and file-identifier comparisons require.
 func TestFixtureBinaryRowsReencodeByteForByte(t *testing.T) {
 	checked := map[string]int{}
+	covered := map[string]bool{} // non-null values seen, by type
 	for _, fx := range findManifestFixtures(t) {
 		if fx.orc || fx.kind != fixtureManifest || !strings.HasPrefix(filepath.Base(fx.path), "manifest-") {
 			continue
@@ -420,6 +421,11 @@ func TestFixtureBinaryRowsReencodeByteForByte(t *testing.T) {
 				return
 			}
 			checked[what]++
+			for i, dt := range types {
+				if vals[i] != nil {
+					covered[dt.WithNullable(true).String()] = true
+				}
+			}
 		}
 		for _, e := range entries {
 			s, ok := fixtureSchemaByID(t, fx.tableRoot, e.File.SchemaID)
@@ -463,7 +469,14 @@ func TestFixtureBinaryRowsReencodeByteForByte(t *testing.T) {
 			t.Errorf("only %d %s rows checked", checked[what], what)
 		}
 	}
+	// The Java-written rows must exercise the layouts with a variable part.
+	for _, typ := range []string{"STRING", "DECIMAL(23, 5)", "TIMESTAMP(6)", "TIMESTAMP(6) WITH LOCAL TIME ZONE", "DECIMAL(18, 6)", "TIMESTAMP(3)"} {
+		if !covered[typ] {
+			t.Errorf("no non-null %s value among the fixture rows", typ)
+		}
+	}
 	t.Logf("byte-exact rows: %v", checked)
+	t.Logf("types with non-null values: %v", covered)
 }
 
 func slicesContains(s []string, v string) bool {

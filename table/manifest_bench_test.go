@@ -1,0 +1,40 @@
+package table
+
+import (
+	"fmt"
+	"testing"
+)
+
+func benchEntries(b *testing.B, n int) []ManifestEntry {
+	base := mfSampleEntries(b)
+	out := make([]ManifestEntry, n)
+	for i := range out {
+		out[i] = base[i%2]
+		out[i].File.FileName = fmt.Sprintf("data-%08d-0.parquet", i)
+	}
+	return out
+}
+
+func BenchmarkDecodeManifest10k(b *testing.B) {
+	data, err := EncodeManifest(benchEntries(b, 10000), "zstd")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeManifest(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEncodeManifest10k(b *testing.B) {
+	entries := benchEntries(b, 10000)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := EncodeManifest(entries, "zstd"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
