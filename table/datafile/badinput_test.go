@@ -126,3 +126,23 @@ func TestBadInputGivesErrorsNamingTheFile(t *testing.T) {
 		}
 	})
 }
+
+func TestCancelledContextStopsReading(t *testing.T) {
+	path, fields := writeSmallFile(t, t.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := OpenRows(ctx, fileio.NewLocal(), path, fields, fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cancel()
+	for {
+		_, err := r.Next()
+		if errors.Is(err, context.Canceled) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+	}
+}
