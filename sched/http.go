@@ -1,0 +1,114 @@
+package sched
+
+import (
+	"cmp"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/compactd/compactd/policy"
+)
+
+// Status is the JSON of /status.
+type Status struct {
+	Started     time.Time     `json:"started"`
+	Config      string        `json:"config,omitempty"`
+	Workers     int           `json:"workers"`
+	Busy        int           `json:"busy"`
+	Queue       int           `json:"queue"`
+	PolicyError string        `json:"policyStoreError,omitempty"`
+	Warehouses  []WhStatus    `json:"warehouses"`
+	Tables      []TableStatus `json:"tables"`
+	Recent      []JobRecord   `json:"recentJobs"`
+}
+
+// WhStatus is one warehouse in /status.
+type WhStatus struct {
+	Path  string `json:"path"`
+	Lock  string `json:"lock"`
+	Error string `json:"error,omitempty"`
+}
+
+// TableStatus is one table in /status.
+type TableStatus struct {
+	Warehouse   string                    `json:"warehouse"`
+	Table       string                    `json:"table"`
+	Running     policy.Kind               `json:"running,omitempty"`
+	Halted      string                    `json:"halted,omitempty"`
+	HaltedAt    *time.Time                `json:"haltedAt,omitempty"`
+	PolicyError string                    `json:"policyError,omitempty"`
+	Backlog     Backlog                   `json:"backlog"`
+	LastSuccess map[policy.Kind]time.Time `json:"lastSuccess"`
+	Next        map[policy.Kind]time.Time `json:"next"`
+	Failures    map[policy.Kind]int       `json:"consecutiveFailures,omitempty"`
+	LastJobs    []JobRecord               `json:"lastJobs"`
+}
+
+// Status snapshots the daemon's state.
+func (s *Scheduler) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Status{Started: s.started, Config: s.cfg.Path, Workers: s.cfg.Workers, Busy: s.busy, Queue: s.queue,
+		PolicyError: s.storeErr, Recent: slices.Clone(s.recent), Tables: []TableStatus{}}
+	for _, w := range s.warehouses {
+		st.Warehouses = append(st.Warehouses, WhStatus{Path: w.path, Lock: w.lock.Path(), Error: w.err})
+	}
+	slices.SortFunc(st.Warehouses, func(a, b WhStatus) int { return cmp.Compare(a.Path, b.Path) })
+	for _, t := range s.tables {
+		ts := TableStatus{Warehouse: t.wh.path, Table: t.name, Running: t.running, Halted: t.halted, PolicyError: t.policyErr,
+			Backlog: t.backlog, LastSuccess: map[policy.Kind]time.Time{}, Next: map[policy.Kind]time.Time{},
+			Failures: map[policy.Kind]int{}, LastJobs: slices.Clone(t.lastJobs)}
+		if t.halted != "" {
+			at := t.haltedAt
+			ts.HaltedAt = &at
+		}
+		for k, v := range t.last {
+			ts.LastSuccess[k] = v
+		}
+		for k, j := range t.jobs {
+			if j.Enabled && k.Implemented() {
+				ts.Next[k] = t.next[k]
+			}
+		}
+		for k, n := range t.failures {
+			if n > 0 {
+				ts.Failures[k] = n
+			}
+		}
+		st.Tables = append(st.Tables, ts)
+	}
+	slices.SortFunc(st.Tables, func(a, b TableStatus) int {
+		return cmp.Or(cmp.Compare(a.Warehouse, b.Warehouse), cmp.Compare(a.Table, b.Table))
+	})
+	return st
+}
+
+// Registry is the daemon's Prometheus registry.
+func (s *Scheduler) Registry() *prometheus.Registry { return s.m.reg }
+
+// Handler serves /metrics, /healthz and /status.
+func (s *Scheduler) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		stopping := s.stopping
+		s.mu.Unlock()
+		if stopping {
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(s.Status())
+	})
+	return mux
+}

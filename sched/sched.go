@@ -1,0 +1,560 @@
+// Package sched is the compactd daemon: one scheduling loop over the
+// watched tables and a bounded pool of workers running compaction,
+// full compaction, snapshot expiration and orphan cleanup per the tables'
+// effective policies (package policy).
+//
+// At most one job changes a table at a time; the buckets of one compaction
+// are merged in parallel inside that job. Due jobs are ordered by the
+// table's backlog (sorted runs over the trigger, then bytes pending, then
+// time since the last success); a job that has waited longer than
+// starveAfter goes before any backlog, so no table starves.
+//
+// Failures are classified (Classify): transient ones are retried with
+// exponential backoff; permanent ones, and unknown ones that keep failing,
+// halt the table — recorded in the state directory so that it survives a
+// restart — until `compactd resume` removes the record.
+package sched
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sourcegraph/conc"
+
+	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/policy"
+	"github.com/compactd/compactd/table"
+)
+
+// Options configure a Scheduler beyond its config.
+type Options struct {
+	// Runner runs the jobs; nil means the real packages (PackageRunner).
+	Runner Runner
+	// FileIO opens a warehouse; nil means fileio.For / ForWithS3Config.
+	FileIO func(ctx context.Context, w policy.Warehouse, path string) (fileio.FileIO, error)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Scheduler is the daemon. Create it with New, run it with Run.
+type Scheduler struct {
+	opts    Options
+	runner  Runner
+	log     *slog.Logger
+	m       *metrics
+	started time.Time
+
+	mu           sync.Mutex
+	cfg          *policy.Config
+	store        *policy.Store
+	storeMod     time.Time
+	storeLoaded  bool
+	storeErr     string
+	warehouses   map[string]*warehouse // by resolved path
+	tables       map[string]*tableState
+	busy         int
+	queue        int
+	recent       []JobRecord
+	lastDiscover time.Time
+	reload       bool
+	stopping     bool
+}
+
+type warehouse struct {
+	cfg  policy.Warehouse
+	path string
+	fio  fileio.FileIO
+	lock *Lock
+	err  string // last discovery error
+}
+
+type tableState struct {
+	key       string
+	wh        *warehouse
+	name      string // db.table
+	running   policy.Kind
+	halted    string
+	haltedAt  time.Time
+	policyErr string
+	eff       *policy.Effective
+	jobs      map[policy.Kind]policy.Job
+	next      map[policy.Kind]time.Time
+	last      map[policy.Kind]time.Time // last success
+	failures  map[policy.Kind]int       // consecutive
+	backlog   Backlog
+	lastJobs  []JobRecord
+	gone      bool
+}
+
+// Backlog is what a table still needs, as last observed.
+type Backlog struct {
+	Observed        time.Time `json:"observed"`
+	Snapshot        int64     `json:"snapshot"`
+	Snapshots       int       `json:"snapshots"`
+	Buckets         int       `json:"buckets"`
+	SortedRunsMax   int       `json:"sortedRunsMax"`
+	SortedRunsSum   int       `json:"sortedRunsSum"`
+	Level0Max       int       `json:"level0FilesMax"`
+	Level0Sum       int       `json:"level0FilesSum"`
+	RunsOverTrigger int       `json:"runsOverTrigger"`
+	PendingBytes    int64     `json:"pendingBytes"`
+	Trigger         int       `json:"trigger"`
+}
+
+// JobRecord is one finished job.
+type JobRecord struct {
+	Warehouse    string      `json:"warehouse"`
+	Table        string      `json:"table"`
+	Kind         policy.Kind `json:"job"`
+	Start        time.Time   `json:"start"`
+	Seconds      float64     `json:"seconds"`
+	Outcome      string      `json:"outcome"` // success, failed, halted, cancelled
+	Class        string      `json:"class,omitempty"`
+	Error        string      `json:"error,omitempty"`
+	Snapshot     int64       `json:"snapshot,omitempty"`
+	Buckets      int         `json:"buckets,omitempty"`
+	RowsIn       int64       `json:"rowsIn,omitempty"`
+	RowsOut      int64       `json:"rowsOut,omitempty"`
+	BytesIn      int64       `json:"bytesIn,omitempty"`
+	BytesOut     int64       `json:"bytesOut,omitempty"`
+	FilesDeleted int         `json:"filesDeleted,omitempty"`
+	Note         string      `json:"note,omitempty"`
+}
+
+const (
+	recentJobs   = 100
+	perTableJobs = 10
+	starveAfter  = time.Minute
+)
+
+// New validates cfg and prepares a scheduler; Run starts it.
+func New(cfg *policy.Config, o Options) (*Scheduler, error) {
+	cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Runner == nil {
+		o.Runner = PackageRunner{}
+	}
+	if o.FileIO == nil {
+		o.FileIO = defaultFileIO
+	}
+	s := &Scheduler{opts: o, runner: o.Runner, log: o.Logger, m: newMetrics(), cfg: cfg,
+		warehouses: map[string]*warehouse{}, tables: map[string]*tableState{},
+		store: &policy.Store{Tables: map[string]map[string]string{}}}
+	return s, nil
+}
+
+func defaultFileIO(ctx context.Context, w policy.Warehouse, path string) (fileio.FileIO, error) {
+	if w.S3 != nil {
+		return fileio.ForWithS3Config(ctx, path, fileio.S3Config{Endpoint: w.S3.Endpoint, Region: w.S3.Region,
+			AddressingStyle: w.S3.AddressingStyle, AccessKeyID: w.S3.AccessKeyID, SecretAccessKey: w.S3.SecretAccessKey, Profile: w.S3.Profile})
+	}
+	return fileio.For(ctx, path)
+}
+
+// Config returns the config in effect.
+func (s *Scheduler) Config() *policy.Config {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg
+}
+
+// Reload replaces the config (SIGHUP): new warehouses are locked (an error
+// keeps the old config), dropped ones released, and tables, policies and
+// the policy store are re-read at the next tick.
+func (s *Scheduler) Reload(ctx context.Context, cfg *policy.Config) error {
+	cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if err := s.openWarehouses(ctx, cfg); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.cfg = cfg
+	s.reload = true
+	s.storeLoaded = false
+	s.mu.Unlock()
+	s.log.Info("configuration reloaded", "config", cfg.Path, "warehouses", len(cfg.Warehouses), "workers", cfg.Workers)
+	return nil
+}
+
+// openWarehouses locks the warehouses of cfg not yet held and releases
+// those cfg dropped.
+func (s *Scheduler) openWarehouses(ctx context.Context, cfg *policy.Config) error {
+	s.mu.Lock()
+	held := maps.Clone(s.warehouses)
+	s.mu.Unlock()
+	want := map[string]*warehouse{}
+	var opened []*warehouse
+	for _, wc := range cfg.Warehouses {
+		p := cfg.WarehousePath(wc)
+		if w, ok := held[p]; ok {
+			w.cfg = wc
+			want[p] = w
+			continue
+		}
+		fio, err := s.opts.FileIO(ctx, wc, p)
+		if err == nil {
+			var l *Lock
+			l, err = AcquireLock(ctx, fio, p, cfg.LockLease.D(), s.opts.Now)
+			if err == nil {
+				w := &warehouse{cfg: wc, path: p, fio: fio, lock: l}
+				want[p] = w
+				opened = append(opened, w)
+				continue
+			}
+		}
+		for _, w := range opened {
+			_ = w.lock.Release(context.WithoutCancel(ctx))
+		}
+		return fmt.Errorf("warehouse %s: %w", p, err)
+	}
+	s.mu.Lock()
+	for p, w := range s.warehouses {
+		if _, ok := want[p]; !ok {
+			_ = w.lock.Release(context.WithoutCancel(ctx))
+			for _, t := range s.tables {
+				if t.wh == w {
+					t.gone = true
+				}
+			}
+		}
+	}
+	s.warehouses = want
+	s.mu.Unlock()
+	return nil
+}
+
+// Run locks the warehouses and schedules until ctx is cancelled, then
+// stops taking work, gives running jobs the grace period to finish,
+// cancels them, and releases the locks. It returns nil after a clean
+// shutdown, or the error that stopped it (a lost lock).
+func (s *Scheduler) Run(ctx context.Context) error {
+	if err := s.openWarehouses(ctx, s.cfg); err != nil {
+		return err
+	}
+	s.started = s.opts.Now()
+	jobCtx, cancelJobs := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancelJobs(nil)
+	var wg conc.WaitGroup
+	lost := make(chan error, 1)
+	hbCtx, stopHB := context.WithCancel(ctx)
+	wg.Go(func() { s.heartbeat(hbCtx, lost) })
+
+	tick := time.NewTicker(s.Config().Tick.D())
+	defer tick.Stop()
+	var runErr error
+loop:
+	for {
+		s.tick(ctx, jobCtx, &wg)
+		select {
+		case <-ctx.Done():
+			break loop
+		case err := <-lost:
+			runErr = err
+			break loop
+		case <-tick.C:
+		}
+	}
+	stopHB()
+	s.mu.Lock()
+	s.stopping = true
+	busy := s.busy
+	grace := s.cfg.GracePeriod.D()
+	s.mu.Unlock()
+	s.log.Info("shutting down: no new jobs", "running", busy, "grace", grace)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		s.log.Warn("grace period over: cancelling running jobs")
+		cancelJobs(errors.New("daemon shutting down"))
+		<-done
+	}
+	s.mu.Lock()
+	for _, w := range s.warehouses {
+		if err := w.lock.Release(context.Background()); err != nil {
+			s.log.Warn("release warehouse lock", "warehouse", w.path, "err", err)
+		}
+	}
+	s.mu.Unlock()
+	return runErr
+}
+
+func (s *Scheduler) heartbeat(ctx context.Context, lost chan<- error) {
+	for {
+		lease := s.Config().LockLease.D()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(lease / 3):
+		}
+		s.mu.Lock()
+		ws := slices.Collect(maps.Values(s.warehouses))
+		s.mu.Unlock()
+		for _, w := range ws {
+			err := w.lock.Heartbeat(ctx)
+			if errors.Is(err, ErrLockLost) {
+				s.log.Error("warehouse lock lost: stopping", "warehouse", w.path, "err", err)
+				lost <- err
+				return
+			}
+			if err != nil && ctx.Err() == nil {
+				s.log.Warn("warehouse lock heartbeat failed", "warehouse", w.path, "err", err)
+			}
+		}
+	}
+}
+
+// tick is one pass of the scheduling loop.
+func (s *Scheduler) tick(ctx, jobCtx context.Context, wg *conc.WaitGroup) {
+	now := s.opts.Now()
+	s.reloadStore()
+	s.mu.Lock()
+	discover := s.reload || now.Sub(s.lastDiscover) >= s.cfg.DiscoveryInterval.D()
+	s.mu.Unlock()
+	if discover {
+		s.discover(ctx)
+	}
+	s.syncHalted()
+
+	type cand struct {
+		t   *tableState
+		k   policy.Kind
+		due time.Time
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
+		return
+	}
+	var cands []cand
+	for _, t := range s.tables {
+		if t.gone || t.halted != "" || t.running != "" || t.eff == nil {
+			continue
+		}
+		for _, k := range policy.Kinds {
+			j, ok := t.jobs[k]
+			if !ok || !j.Enabled || !k.Implemented() {
+				continue
+			}
+			if due := t.next[k]; !due.IsZero() && !now.Before(due) {
+				cands = append(cands, cand{t, k, due})
+			}
+		}
+	}
+	slices.SortFunc(cands, func(a, b cand) int {
+		as, bs := now.Sub(a.due) > starveAfter, now.Sub(b.due) > starveAfter
+		if as != bs {
+			if as {
+				return -1
+			}
+			return 1
+		}
+		if as {
+			return a.due.Compare(b.due)
+		}
+		if c := cmp.Compare(b.t.backlog.RunsOverTrigger, a.t.backlog.RunsOverTrigger); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.t.backlog.PendingBytes, a.t.backlog.PendingBytes); c != 0 {
+			return c
+		}
+		if c := a.t.last[a.k].Compare(b.t.last[b.k]); c != 0 {
+			return c // older (or never) success first
+		}
+		if c := cmp.Compare(slices.Index(policy.Kinds, a.k), slices.Index(policy.Kinds, b.k)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.t.key, b.t.key)
+	})
+	queued := 0
+	for _, c := range cands {
+		if c.t.running != "" {
+			continue // another kind of the same table was just dispatched
+		}
+		if s.busy >= s.cfg.Workers {
+			queued++
+			continue
+		}
+		s.busy++
+		c.t.running = c.k
+		t, k := c.t, c.k
+		wg.Go(func() { s.runJob(jobCtx, t, k) })
+	}
+	s.queue = queued
+	s.m.queue.Set(float64(queued))
+	s.m.busy.Set(float64(s.busy))
+	s.m.workers.Set(float64(s.cfg.Workers))
+}
+
+// reloadStore re-reads the policy store when its modification time changed.
+func (s *Scheduler) reloadStore() {
+	s.mu.Lock()
+	file := s.cfg.PolicyPath()
+	loaded, mod := s.storeLoaded, s.storeMod
+	s.mu.Unlock()
+	var m time.Time // zero: no file
+	if st, err := os.Stat(file); err == nil {
+		m = st.ModTime()
+	}
+	if loaded && m.Equal(mod) {
+		return
+	}
+	store, err := policy.LoadStore(file)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.storeLoaded, s.storeMod = true, m
+	if err != nil {
+		s.storeErr = err.Error()
+		s.log.Error("policy store unreadable: keeping the previous policies", "file", file, "err", err)
+		return
+	}
+	if loaded {
+		s.log.Info("policy store reloaded", "file", file)
+	}
+	s.storeErr = ""
+	s.store = store
+	s.reload = true
+}
+
+// discover lists the warehouses for tables, adds new ones, drops vanished
+// ones, and re-resolves every table's policy.
+func (s *Scheduler) discover(ctx context.Context) {
+	s.mu.Lock()
+	ws := slices.Collect(maps.Values(s.warehouses))
+	cfg := s.cfg
+	s.reload = false
+	s.lastDiscover = s.opts.Now()
+	s.mu.Unlock()
+	type found struct {
+		w    *warehouse
+		name string
+		opts map[string]string
+	}
+	var all []found
+	seen := map[*warehouse]bool{}
+	for _, w := range ws {
+		dbs, err := table.ListDatabases(ctx, w.fio, w.path)
+		if err != nil {
+			s.log.Error("list warehouse", "warehouse", w.path, "err", err)
+			w.err = err.Error()
+			continue
+		}
+		ok := true
+		for _, db := range dbs {
+			names, err := table.ListTables(ctx, w.fio, w.path, db)
+			if err != nil {
+				s.log.Error("list database", "warehouse", w.path, "database", db, "err", err)
+				ok = false
+				continue
+			}
+			for _, n := range names {
+				full := db + "." + n
+				if !w.cfg.Selects(full) {
+					continue
+				}
+				var opts map[string]string
+				if t, err := table.Open(ctx, w.fio, w.path, db, n); err == nil {
+					opts = t.Schema().EffectiveOptions()
+				}
+				all = append(all, found{w, full, opts})
+			}
+		}
+		if ok {
+			w.err = ""
+			seen[w] = true
+		}
+	}
+	now := s.opts.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	present := map[string]bool{}
+	for _, f := range all {
+		key := f.w.path + "|" + f.name
+		present[key] = true
+		t, ok := s.tables[key]
+		if !ok {
+			t = &tableState{key: key, wh: f.w, name: f.name, next: map[policy.Kind]time.Time{},
+				last: map[policy.Kind]time.Time{}, failures: map[policy.Kind]int{}}
+			s.tables[key] = t
+			s.log.Info("watching table", "warehouse", f.w.path, "table", f.name)
+		}
+		t.gone = false
+		t.eff = policy.Resolve(f.name, f.opts, cfg.Defaults, s.store.Overrides(f.name))
+		s.resolveJobs(t, now)
+	}
+	for key, t := range s.tables {
+		if !present[key] && seen[t.wh] || s.warehouses[t.wh.path] != t.wh {
+			if !t.gone {
+				s.log.Info("table gone", "warehouse", t.wh.path, "table", t.name)
+			}
+			t.gone = true
+			if t.running == "" {
+				delete(s.tables, key)
+				s.deleteTableMetrics(t)
+			}
+		}
+	}
+	s.m.tabs.Set(float64(len(s.tables)))
+}
+
+// resolveJobs re-derives t's job policies; a changed schedule takes effect
+// from now. Called with s.mu held.
+func (s *Scheduler) resolveJobs(t *tableState, now time.Time) {
+	old := t.jobs
+	t.jobs = map[policy.Kind]policy.Job{}
+	var errs []error
+	for _, k := range policy.Kinds {
+		j, err := t.eff.Job(k)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		t.jobs[k] = j
+		if o, ok := old[k]; ok && o.Spec == j.Spec && !t.next[k].IsZero() {
+			continue
+		}
+		switch {
+		case j.Schedule == nil:
+		case k == policy.Compact || k == policy.Expire:
+			t.next[k] = now // check promptly, then on schedule
+		default:
+			t.next[k] = j.Schedule.Next(now)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.policyErr = err.Error()
+		s.log.Error("invalid policy: the affected jobs do not run", "table", t.name, "err", err)
+	} else {
+		t.policyErr = ""
+	}
+}
+
+func (s *Scheduler) deleteTableMetrics(t *tableState) {
+	l := map[string]string{"warehouse": t.wh.path, "table": t.name}
+	for _, g := range []*prometheus.GaugeVec{s.m.sortedRunsMax, s.m.sortedRunsSum, s.m.level0Max, s.m.level0Sum, s.m.pendingBytes, s.m.runsOverTrigger,
+		s.m.snapshots, s.m.halted, s.m.lastSuccess} {
+		g.DeletePartialMatch(l)
+	}
+}
