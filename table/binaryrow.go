@@ -32,8 +32,8 @@ const (
 	maxBinaryRowArity = 1 << 16
 )
 
-// errBinaryRowCorrupt is wrapped by every decode error caused by the bytes.
-var errBinaryRowCorrupt = errors.New("corrupt binary row")
+// ErrCorruptBinaryRow is wrapped by every decode error caused by the bytes.
+var ErrCorruptBinaryRow = errors.New("corrupt binary row")
 
 // emptyBinaryRow is the serialized row of arity 0: the _PARTITION of an
 // unpartitioned table and the min/max key of append-table files.
@@ -54,11 +54,11 @@ func binaryRowHeaderWidth(arity int) int {
 // BinaryRowArity returns the arity prefix of a serialized BinaryRow.
 func BinaryRowArity(data []byte) (int, error) {
 	if len(data) < 4 {
-		return 0, fmt.Errorf("%w: %d bytes, need at least 4", errBinaryRowCorrupt, len(data))
+		return 0, fmt.Errorf("%w: %d bytes, need at least 4", ErrCorruptBinaryRow, len(data))
 	}
 	a := int32(binary.BigEndian.Uint32(data))
 	if a < 0 || a > maxBinaryRowArity {
-		return 0, fmt.Errorf("%w: arity %d", errBinaryRowCorrupt, a)
+		return 0, fmt.Errorf("%w: arity %d", ErrCorruptBinaryRow, a)
 	}
 	return int(a), nil
 }
@@ -234,12 +234,12 @@ func DecodeBinaryRow(types []DataType, data []byte) (Row, error) {
 		return nil, err
 	}
 	if arity != len(types) {
-		return nil, fmt.Errorf("%w: arity %d, expected %d fields", errBinaryRowCorrupt, arity, len(types))
+		return nil, fmt.Errorf("%w: arity %d, expected %d fields", ErrCorruptBinaryRow, arity, len(types))
 	}
 	row := data[4:]
 	w := binaryRowHeaderWidth(arity)
 	if len(row) < w+8*arity {
-		return nil, fmt.Errorf("%w: %d row bytes, need at least %d for arity %d", errBinaryRowCorrupt, len(row), w+8*arity, arity)
+		return nil, fmt.Errorf("%w: %d row bytes, need at least %d for arity %d", ErrCorruptBinaryRow, len(row), w+8*arity, arity)
 	}
 	out := make(Row, arity)
 	for i, t := range types {
@@ -253,7 +253,7 @@ func DecodeBinaryRow(types []DataType, data []byte) (Row, error) {
 		varPart := func(size uint64) ([]byte, error) {
 			off := word >> 32
 			if off > uint64(len(row)) || size > uint64(len(row))-off {
-				return nil, fmt.Errorf("%w: field %d points to [%d,+%d) outside %d row bytes", errBinaryRowCorrupt, i, off, size, len(row))
+				return nil, fmt.Errorf("%w: field %d points to [%d,+%d) outside %d row bytes", ErrCorruptBinaryRow, i, off, size, len(row))
 			}
 			return row[off : off+size], nil
 		}
@@ -262,7 +262,7 @@ func DecodeBinaryRow(types []DataType, data []byte) (Row, error) {
 			if s[7]&0x80 != 0 {
 				n := int(s[7] & 0x7f)
 				if n > binaryRowMaxInline {
-					return nil, fmt.Errorf("%w: field %d inline length %d", errBinaryRowCorrupt, i, n)
+					return nil, fmt.Errorf("%w: field %d inline length %d", ErrCorruptBinaryRow, i, n)
 				}
 				return s[:n], nil
 			}
@@ -303,7 +303,7 @@ func DecodeBinaryRow(types []DataType, data []byte) (Row, error) {
 			}
 			size := word & 0xffffffff
 			if size > 16 {
-				return nil, fmt.Errorf("%w: field %d decimal of %d bytes", errBinaryRowCorrupt, i, size)
+				return nil, fmt.Errorf("%w: field %d decimal of %d bytes", ErrCorruptBinaryRow, i, size)
 			}
 			b, err := varPart(size)
 			if err != nil {
@@ -317,7 +317,7 @@ func DecodeBinaryRow(types []DataType, data []byte) (Row, error) {
 			}
 			nano := word & 0xffffffff
 			if nano > 999_999 {
-				return nil, fmt.Errorf("%w: field %d nano-of-milli %d", errBinaryRowCorrupt, i, nano)
+				return nil, fmt.Errorf("%w: field %d nano-of-milli %d", ErrCorruptBinaryRow, i, nano)
 			}
 			b, err := varPart(8)
 			if err != nil {
@@ -374,7 +374,7 @@ func HashBinaryRow(serialized []byte) (int32, error) {
 	}
 	row := serialized[4:]
 	if len(row)%4 != 0 {
-		return 0, fmt.Errorf("%w: row size %d is not word aligned", errBinaryRowCorrupt, len(row))
+		return 0, fmt.Errorf("%w: row size %d is not word aligned", ErrCorruptBinaryRow, len(row))
 	}
 	h := uint32(42)
 	for i := 0; i+4 <= len(row); i += 4 {

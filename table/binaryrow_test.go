@@ -236,8 +236,8 @@ func TestDecodeBinaryRowRejectsCorruptInput(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := DecodeBinaryRow(c.types, c.data)
-			if !errors.Is(err, errBinaryRowCorrupt) {
-				t.Fatalf("want errBinaryRowCorrupt, got %v", err)
+			if !errors.Is(err, ErrCorruptBinaryRow) {
+				t.Fatalf("want ErrCorruptBinaryRow, got %v", err)
 			}
 		})
 	}

@@ -108,7 +108,7 @@ func DecodeIndexManifest(data []byte) ([]IndexManifestEntry, error) {
 	for i, v := range f.values {
 		e, err := decodeIndexManifestEntry(v)
 		if err != nil {
-			return nil, fmt.Errorf("entry %d: %w", i, err)
+			return nil, fmt.Errorf("%w: entry %d: %w", ErrCorruptManifest, i, err)
 		}
 		out = append(out, e)
 	}

@@ -73,7 +73,7 @@ func DecodeManifest(data []byte) ([]ManifestEntry, error) {
 	for i, v := range f.values {
 		e, err := decodeManifestEntry(v)
 		if err != nil {
-			return nil, fmt.Errorf("entry %d: %w", i, err)
+			return nil, fmt.Errorf("%w: entry %d: %w", ErrCorruptManifest, i, err)
 		}
 		entries = append(entries, e)
 	}

@@ -31,7 +31,10 @@ import (
 // Avro (Paimon's manifest.format=orc or parquet).
 var ErrUnsupportedManifestFormat = errors.New("unsupported manifest format")
 
-var errAvroCorrupt = errors.New("corrupt avro file")
+// ErrCorruptManifest is wrapped by every error caused by the bytes of a
+// manifest, manifest list or index manifest (as opposed to I/O errors), so
+// callers can stop touching a table whose metadata is damaged.
+var ErrCorruptManifest = errors.New("corrupt avro file")
 
 const (
 	avroMagic = "Obj\x01"
@@ -320,7 +323,7 @@ const avroMaxZeroItems = 1 << 20
 
 func (r *avroReader) fail(format string, args ...any) {
 	if r.err == nil {
-		r.err = fmt.Errorf("%w: "+format, append([]any{errAvroCorrupt}, args...)...)
+		r.err = fmt.Errorf("%w: "+format, append([]any{ErrCorruptManifest}, args...)...)
 	}
 }
 
@@ -502,7 +505,7 @@ func readAvroFile(data []byte) (*avroFile, error) {
 		case bytes.HasPrefix(data, []byte("PAR1")):
 			return nil, fmt.Errorf("%w: file is Parquet (manifest.format=parquet); only avro manifests are supported", ErrUnsupportedManifestFormat)
 		}
-		return nil, fmt.Errorf("%w: not an avro object container (bad magic)", errAvroCorrupt)
+		return nil, fmt.Errorf("%w: not an avro object container (bad magic)", ErrCorruptManifest)
 	}
 	r := &avroReader{buf: data, pos: 4}
 	meta := map[string][]byte{}
@@ -533,7 +536,7 @@ func readAvroFile(data []byte) (*avroFile, error) {
 	}
 	st, ok := meta["avro.schema"]
 	if !ok {
-		return nil, fmt.Errorf("%w: header without avro.schema", errAvroCorrupt)
+		return nil, fmt.Errorf("%w: header without avro.schema", ErrCorruptManifest)
 	}
 	s, err := parseAvroSchema(st)
 	if err != nil {
@@ -550,10 +553,10 @@ func readAvroFile(data []byte) (*avroFile, error) {
 			return nil, r.err
 		}
 		if !bytes.Equal(bsync, sync) {
-			return nil, fmt.Errorf("%w: sync marker mismatch after block at byte %d", errAvroCorrupt, r.pos-16)
+			return nil, fmt.Errorf("%w: sync marker mismatch after block at byte %d", ErrCorruptManifest, r.pos-16)
 		}
 		if count < 0 {
-			return nil, fmt.Errorf("%w: negative block count %d", errAvroCorrupt, count)
+			return nil, fmt.Errorf("%w: negative block count %d", ErrCorruptManifest, count)
 		}
 		if count == 0 {
 			continue
@@ -564,12 +567,12 @@ func readAvroFile(data []byte) (*avroFile, error) {
 		}
 		br := &avroReader{buf: raw, zeroItems: zeroItems}
 		if s.minSize > 0 && count > int64(len(raw)/s.minSize) {
-			return nil, fmt.Errorf("%w: block claims %d records in %d bytes", errAvroCorrupt, count, len(raw))
+			return nil, fmt.Errorf("%w: block claims %d records in %d bytes", ErrCorruptManifest, count, len(raw))
 		}
 		if s.minSize == 0 {
 			br.zeroItems += count
 			if br.zeroItems > avroMaxZeroItems {
-				return nil, fmt.Errorf("%w: more than %d zero-size records", errAvroCorrupt, avroMaxZeroItems)
+				return nil, fmt.Errorf("%w: more than %d zero-size records", ErrCorruptManifest, avroMaxZeroItems)
 			}
 		}
 		for ; count > 0; count-- {
@@ -599,29 +602,29 @@ func avroDecompress(codec string, block []byte) ([]byte, error) {
 		defer fr.Close()
 		out, err := io.ReadAll(io.LimitReader(fr, avroMaxBlock+1))
 		if err != nil {
-			return nil, fmt.Errorf("%w: deflate block: %v", errAvroCorrupt, err)
+			return nil, fmt.Errorf("%w: deflate block: %v", ErrCorruptManifest, err)
 		}
 		if len(out) > avroMaxBlock {
-			return nil, fmt.Errorf("%w: deflate block larger than %d bytes", errAvroCorrupt, avroMaxBlock)
+			return nil, fmt.Errorf("%w: deflate block larger than %d bytes", ErrCorruptManifest, avroMaxBlock)
 		}
 		return out, nil
 	case "snappy":
 		// Avro's snappy blocks end with the big-endian CRC32 of the
 		// uncompressed data.
 		if len(block) < 4 {
-			return nil, fmt.Errorf("%w: snappy block too short", errAvroCorrupt)
+			return nil, fmt.Errorf("%w: snappy block too short", ErrCorruptManifest)
 		}
 		body, sum := block[:len(block)-4], binary.BigEndian.Uint32(block[len(block)-4:])
 		n, err := snappy.DecodedLen(body)
 		if err != nil || n > avroMaxBlock {
-			return nil, fmt.Errorf("%w: snappy block: bad length", errAvroCorrupt)
+			return nil, fmt.Errorf("%w: snappy block: bad length", ErrCorruptManifest)
 		}
 		out, err := snappy.Decode(nil, body)
 		if err != nil {
-			return nil, fmt.Errorf("%w: snappy block: %v", errAvroCorrupt, err)
+			return nil, fmt.Errorf("%w: snappy block: %v", ErrCorruptManifest, err)
 		}
 		if crc32.ChecksumIEEE(out) != sum {
-			return nil, fmt.Errorf("%w: snappy block checksum mismatch", errAvroCorrupt)
+			return nil, fmt.Errorf("%w: snappy block checksum mismatch", ErrCorruptManifest)
 		}
 		return out, nil
 	case "zstandard":
@@ -636,7 +639,7 @@ func avroDecompress(codec string, block []byte) ([]byte, error) {
 		}
 		out, err := zstdDecoder.DecodeAll(block, nil)
 		if err != nil {
-			return nil, fmt.Errorf("%w: zstandard block: %v", errAvroCorrupt, err)
+			return nil, fmt.Errorf("%w: zstandard block: %v", ErrCorruptManifest, err)
 		}
 		return out, nil
 	}

@@ -62,10 +62,10 @@ func DecodeManifestList(data []byte) ([]ManifestFileMeta, error) {
 	for i, v := range f.values {
 		r, err := topRecord(v, "manifest list entry")
 		if err != nil {
-			return nil, fmt.Errorf("entry %d: %w", i, err)
+			return nil, fmt.Errorf("%w: entry %d: %w", ErrCorruptManifest, i, err)
 		}
 		if ver := r.int32("_VERSION"); r.err == nil && ver != manifestVersion {
-			return nil, fmt.Errorf("entry %d: manifest list _VERSION %d, only %d is supported", i, ver, manifestVersion)
+			return nil, fmt.Errorf("%w: entry %d: manifest list _VERSION %d, only %d is supported", ErrCorruptManifest, i, ver, manifestVersion)
 		}
 		m := ManifestFileMeta{
 			FileName:        r.string("_FILE_NAME"),
@@ -82,7 +82,7 @@ func DecodeManifestList(data []byte) ([]ManifestFileMeta, error) {
 			MaxRowID:        r.optInt64("_MAX_ROW_ID"),
 		}
 		if r.err != nil {
-			return nil, fmt.Errorf("entry %d: %w", i, r.err)
+			return nil, fmt.Errorf("%w: entry %d: %w", ErrCorruptManifest, i, r.err)
 		}
 		out = append(out, m)
 	}

@@ -284,8 +284,8 @@ func TestManifestRejectsWrongVersionAndKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := DecodeManifest(data); err == nil || !strings.Contains(err.Error(), "_VERSION") {
-		t.Errorf("want a _VERSION error, got %v", err)
+	if _, err := DecodeManifest(data); !errors.Is(err, ErrCorruptManifest) || !strings.Contains(err.Error(), "_VERSION") {
+		t.Errorf("want a _VERSION error wrapping ErrCorruptManifest, got %v", err)
 	}
 }
 
@@ -305,7 +305,7 @@ func TestDecodeManifestRejectsTruncatedAndCorruptFiles(t *testing.T) {
 	}
 	bad := append([]byte{}, data...)
 	bad[len(bad)-1] ^= 0xff // last sync byte
-	if _, err := DecodeManifest(bad); !errors.Is(err, errAvroCorrupt) {
+	if _, err := DecodeManifest(bad); !errors.Is(err, ErrCorruptManifest) {
 		t.Errorf("sync mismatch: %v", err)
 	}
 	zdata, _ := EncodeManifest(mfSampleEntries(t), "snappy")
@@ -420,4 +420,57 @@ func FuzzDecodeManifest(f *testing.F) {
 			t.Fatalf("%d entries, then %d", len(entries), len(again))
 		}
 	})
+}
+
+// No fixture was written by 0.8 (15-field _FILE, nullable top-level
+// record); build one with that writer schema and read it by name.
+func TestDecodeManifestOf08Layout(t *testing.T) {
+	cut := strings.Index(manifestEntrySchema, `,{"name":"_FILE_SOURCE"`)
+	if cut < 0 {
+		t.Fatal("schema constant changed")
+	}
+	schema08 := `["null",` + manifestEntrySchema[:cut] + `]}}]}]`
+	want := mfSampleEntries(t)[0]
+	data, err := writeAvroFile(schema08, "deflate", 1, func(w *avroWriter, _ int) error {
+		w.present() // top-level union branch
+		w.int(manifestVersion)
+		w.int(int32(want.Kind))
+		w.bytes(want.Partition)
+		w.int(want.Bucket)
+		w.int(want.TotalBuckets)
+		m := &want.File
+		w.string(m.FileName)
+		w.long(m.FileSize)
+		w.long(m.RowCount)
+		w.bytes(m.MinKey)
+		w.bytes(m.MaxKey)
+		w.simpleStats(m.KeyStats)
+		w.simpleStats(m.ValueStats)
+		w.long(m.MinSequenceNumber)
+		w.long(m.MaxSequenceNumber)
+		w.long(m.SchemaID)
+		w.int(m.Level)
+		w.stringArray(m.ExtraFiles)
+		w.optLong(m.CreationTime)
+		w.optLong(m.DeleteRowCount)
+		w.optBytes(m.EmbeddedIndex)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeManifest(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fields 15-19 did not exist in 0.8 and read as null.
+	want.File.FileSource, want.File.ValueStatsCols, want.File.ExternalPath, want.File.FirstRowID, want.File.WriteCols = nil, nil, nil, nil, nil
+	if len(got) != 1 || !reflect.DeepEqual(got[0], want) {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+	// A null top-level record is corrupt, not a zero entry.
+	nullRec, _ := writeAvroFile(schema08, "null", 1, func(w *avroWriter, _ int) error { w.null(); return nil })
+	if _, err := DecodeManifest(nullRec); !errors.Is(err, ErrCorruptManifest) {
+		t.Errorf("null record: %v", err)
+	}
 }
