@@ -2,7 +2,6 @@ package datafile
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"math/big"
 
@@ -363,5 +362,3 @@ func leafEncoder(t table.DataType) (encodeFunc, error) {
 	}
 	return nil, fmt.Errorf("type %s is not supported in Parquet data files", t)
 }
-
-var _ = binary.LittleEndian

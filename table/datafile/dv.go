@@ -289,6 +289,7 @@ func decodeRoaring(b []byte) (bitmap32, int, error) {
 // encodeRoaring appends the portable serialization (without run
 // containers, which Java reads as well) of bm.
 func encodeRoaring(out []byte, bm bitmap32) []byte {
+	base := len(out) // offsets count from the start of this bitmap
 	n := len(bm.keys)
 	out = binary.LittleEndian.AppendUint32(out, roaringCookie)
 	out = binary.LittleEndian.AppendUint32(out, uint32(n))
@@ -296,9 +297,7 @@ func encodeRoaring(out []byte, bm bitmap32) []byte {
 		out = binary.LittleEndian.AppendUint16(out, k)
 		out = binary.LittleEndian.AppendUint16(out, uint16(bm.conts[i].card()-1))
 	}
-	offset := len(out) + 4*n
-	start := len(out)
-	_ = start
+	offset := len(out) - base + 4*n
 	for _, c := range bm.conts {
 		out = binary.LittleEndian.AppendUint32(out, uint32(offset))
 		if c.card() > arrayMaxCard {

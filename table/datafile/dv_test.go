@@ -3,6 +3,7 @@ package datafile
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -198,5 +199,31 @@ func TestRoaringRunContainer(t *testing.T) {
 	}
 	if dv.Cardinality() != 10 {
 		t.Fatalf("cardinality %d", dv.Cardinality())
+	}
+}
+
+// TestRoaringOffsetsAreRelative checks the offset header of an encoded
+// bitmap against the portable format: container offsets count from the
+// bitmap's first byte (readers that map the bytes use them).
+func TestRoaringOffsetsAreRelative(t *testing.T) {
+	var bm bitmap32
+	for _, v := range []uint32{1, 2, 70000, 70001, 70002, 1 << 20} {
+		bm.add(v)
+	}
+	prefix := []byte{9, 9, 9, 9, 9}
+	out := encodeRoaring(append([]byte(nil), prefix...), bm)
+	b := out[len(prefix):]
+	n := 3
+	header := 8 + 4*n
+	offs := header + 4*n
+	for i := range n {
+		got := int(binary.LittleEndian.Uint32(b[header+4*i:]))
+		if got != offs {
+			t.Fatalf("container %d offset %d, want %d", i, got, offs)
+		}
+		offs += 2 * (int(binary.LittleEndian.Uint16(b[8+4*i+2:])) + 1)
+	}
+	if offs != len(b) {
+		t.Fatalf("containers end at %d, bitmap has %d bytes", offs, len(b))
 	}
 }

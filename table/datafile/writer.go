@@ -474,12 +474,12 @@ func (w *pqWriter) abort() error {
 	return w.out.Abort()
 }
 
-func (w *pqWriter) stats(from, to int) (Stats, []string) {
+func (w *pqWriter) stats(from, to int) Stats {
 	s := Stats{Min: make(table.Row, to-from), Max: make(table.Row, to-from), NullCounts: make([]*int64, to-from)}
 	for i := from; i < to; i++ {
 		s.Min[i-from], s.Max[i-from], s.NullCounts[i-from] = w.colls[i].result()
 	}
-	return s, nil
+	return s
 }
 
 // KeyValueWriter writes one KeyValue data file of a primary-key table.
@@ -561,8 +561,8 @@ func (w *KeyValueWriter) Close() (*FileStats, error) {
 	s.Path = w.pq.path
 	s.FileSize = size
 	s.MaxKey = append(table.Row(nil), s.MaxKey...)
-	s.KeyStats, _ = w.pq.stats(0, w.nKey)
-	s.ValueStats, _ = w.pq.stats(w.nKey+2, len(w.row))
+	s.KeyStats = w.pq.stats(0, w.nKey)
+	s.ValueStats = w.pq.stats(w.nKey+2, len(w.row))
 	s.ValueStatsCols = w.valueNames
 	return &s, nil
 }
@@ -616,7 +616,7 @@ func (w *RowWriter) Close() (*FileStats, error) {
 		return nil, err
 	}
 	s := &FileStats{Path: w.pq.path, RowCount: w.pq.rows, FileSize: size, ValueStatsCols: w.names}
-	s.ValueStats, _ = w.pq.stats(0, w.n)
+	s.ValueStats = w.pq.stats(0, w.n)
 	return s, nil
 }
 
