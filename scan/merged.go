@@ -168,9 +168,9 @@ func (sc *Scanner) deletionVectors(ctx context.Context, b *table.BucketFiles) (m
 		if idx.IndexType != table.IndexTypeDeletionVectors {
 			continue
 		}
-		path := sc.t.Paths().IndexFilePath(idx.FileName)
-		if idx.ExternalPath != nil {
-			path = *idx.ExternalPath
+		path, err := sc.t.Paths().IndexFileOf(b.Partition, b.Bucket, &idx)
+		if err != nil {
+			return nil, err
 		}
 		for _, m := range idx.DeletionVectors {
 			dv, err := readDeletionVector(ctx, sc.t, path, m)

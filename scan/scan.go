@@ -14,6 +14,28 @@ import (
 	"github.com/compactd/compactd/table/datafile"
 )
 
+// ErrUnsupported marks tables whose read path compactd does not implement;
+// scanning them fails up front instead of returning different rows.
+var ErrUnsupported = errors.New("not supported")
+
+// checkSupported refuses table features that change what a batch read
+// returns beyond the live files of the main branch.
+func checkSupported(t *table.Table) error {
+	o := t.Options()
+	if v, ok := o.Get("scan.fallback-branch"); ok && v != "" {
+		return fmt.Errorf("scan %s: %w: scan.fallback-branch=%s (rows of missing partitions come from another branch)", t.FullName(), ErrUnsupported, v)
+	}
+	if o.DataEvolutionEnabled {
+		return fmt.Errorf("scan %s: %w: data-evolution.enabled=true (rows are stitched from several files by row id)", t.FullName(), ErrUnsupported)
+	}
+	for _, f := range t.Schema().Fields {
+		if f.Type.Root == table.TypeBlob {
+			return fmt.Errorf("scan %s: %w: BLOB column %s", t.FullName(), ErrUnsupported, f.Name)
+		}
+	}
+	return nil
+}
+
 // Scanner reads the rows of one snapshot of a table.
 type Scanner struct {
 	t      *table.Table
@@ -35,6 +57,9 @@ func New(ctx context.Context, t *table.Table, s *table.Snapshot) (*Scanner, erro
 			return nil, fmt.Errorf("scan %s: %w", t.FullName(), err)
 		}
 		s = latest
+	}
+	if err := checkSupported(t); err != nil {
+		return nil, err
 	}
 	sc := &Scanner{t: t, schemas: map[int64]datafile.Schema{}}
 	schema := t.Schema()

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/compactd/compactd/expire"
+	"github.com/compactd/compactd/orphan"
+)
+
+func init() {
+	extraCommands = append(extraCommands, newExpireCmd, newOrphanCmd)
+}
+
+func newExpireCmd() *cobra.Command {
+	var dryRun, asJSON bool
+	var retainMin, retainMax, limit int
+	var retained time.Duration
+	cmd := &cobra.Command{
+		Use:   "expire <warehouse> <db.table>",
+		Short: "Expire old snapshots as Paimon does and delete the files only they referenced",
+		Long: `Expire snapshots by the table's snapshot.num-retained.min/max, snapshot.time-retained and
+snapshot.expire.limit (flags override them). Tags and consumers protect what they need. Files are
+deleted in an order that is safe if the process dies at any point; a re-run finishes the job.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			t, err := openTable(ctx, args[0], args[1])
+			if err != nil {
+				return err
+			}
+			o, err := expire.OptionsFromTable(t.Options().Raw)
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("retain-min") {
+				o.RetainMin = retainMin
+			}
+			if cmd.Flags().Changed("retain-max") {
+				o.RetainMax = retainMax
+			}
+			if cmd.Flags().Changed("time-retained") {
+				o.TimeRetained = retained
+			}
+			if cmd.Flags().Changed("limit") {
+				o.Limit = limit
+			}
+			rep, err := expire.Run(ctx, expire.TableSource(t), expire.RunOptions{Options: o, Now: time.Now(), DryRun: dryRun})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(os.Stdout).Encode(rep)
+			}
+			verb := "expired"
+			if dryRun {
+				verb = "would expire"
+			}
+			if len(rep.Snapshots) == 0 {
+				fmt.Printf("%s: nothing to expire (snapshots %d..%d)\n", t.FullName(), rep.Earliest, rep.Latest)
+				return nil
+			}
+			fmt.Printf("%s: %s %d snapshots (%d..%d), earliest is now %d; files: %d data, %d manifests, %d manifest lists, %d index, %d index manifests, %d statistics\n",
+				t.FullName(), verb, len(rep.Snapshots), rep.Snapshots[0], rep.Snapshots[len(rep.Snapshots)-1], rep.End,
+				len(rep.DataFiles), len(rep.Manifests), len(rep.ManifestLists), len(rep.IndexFiles), len(rep.IndexManifests), len(rep.Statistics))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report what would be deleted, delete nothing")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().IntVar(&retainMin, "retain-min", 10, "override snapshot.num-retained.min")
+	cmd.Flags().IntVar(&retainMax, "retain-max", 0, "override snapshot.num-retained.max")
+	cmd.Flags().DurationVar(&retained, "time-retained", time.Hour, "override snapshot.time-retained")
+	cmd.Flags().IntVar(&limit, "limit", 50, "override snapshot.expire.limit")
+	return cmd
+}
+
+func newOrphanCmd() *cobra.Command {
+	var o orphan.RunOptions
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "orphan <warehouse> <db.table>",
+		Short: "Delete files no snapshot, tag, branch or consumer references, older than a safety margin",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			t, err := openTable(ctx, args[0], args[1])
+			if err != nil {
+				return err
+			}
+			o.Now = time.Now()
+			rep, err := orphan.RunTable(ctx, t, o)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(os.Stdout).Encode(rep)
+			}
+			verb := "deleted"
+			if o.DryRun {
+				verb = "would delete"
+			}
+			for _, f := range rep.Files {
+				fmt.Printf("%s %s (%d bytes, modified %s)\n", verb, f.Path, f.Size, f.ModTime.UTC().Format(time.RFC3339))
+			}
+			fmt.Printf("%s: %s %d orphan files, %d bytes (cutoff %s); %d empty directories\n",
+				t.FullName(), verb, len(rep.Files), rep.Bytes, rep.Cutoff.UTC().Format(time.RFC3339), len(rep.Dirs))
+			return nil
+		},
+	}
+	cmd.Flags().DurationVar(&o.OlderThan, "older-than", orphan.DefaultOlderThan, "only files older than this (at least 1h unless --force)")
+	cmd.Flags().BoolVar(&o.Force, "force", false, "allow --older-than under 1h")
+	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "list what would be deleted, delete nothing")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}

@@ -1,0 +1,146 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/interop"
+	"github.com/compactd/compactd/scan"
+	"github.com/compactd/compactd/table"
+)
+
+// fixturesRoot is ../shared/fixtures beside the repository, read in place.
+func fixturesRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", "..", "shared", "fixtures", "paimon-cpp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(root); err != nil {
+		t.Fatalf("shared fixtures not found at %s: %v", root, err)
+	}
+	return root
+}
+
+// copyDir copies a directory tree (fixtures are read-only; Java's catalog may
+// create directories).
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if info.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// compactdRows scans a table with compactd and returns canonical rows.
+func compactdRows(t *testing.T, warehouse, name string) []interop.Row {
+	t.Helper()
+	rows, err := scanRows(warehouse, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func scanRows(warehouse, name string) ([]interop.Row, error) {
+	ctx := context.Background()
+	db, tbl, _ := strings.Cut(name, ".")
+	tb, err := table.Open(ctx, fileio.NewLocal(), warehouse, db, tbl)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := scan.New(ctx, tb, nil)
+	if err != nil {
+		return nil, err
+	}
+	var buf []byte
+	err = sc.Each(ctx, func(r table.Row) error {
+		var err error
+		buf, err = scan.AppendJSON(buf, sc.ReadType(), r)
+		buf = append(buf, '\n')
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return interop.ParseRows(buf)
+}
+
+// canon renders rows as sorted JSON texts, so row sets compare regardless
+// of order.
+func canon(t *testing.T, rows []interop.Row) []string {
+	t.Helper()
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = string(b)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func diffRows(t *testing.T, what string, want, got []string) {
+	t.Helper()
+	if len(want) == len(got) {
+		same := true
+		for i := range want {
+			if want[i] != got[i] {
+				same = false
+				break
+			}
+		}
+		if same {
+			return
+		}
+	}
+	wm := map[string]bool{}
+	for _, w := range want {
+		wm[w] = true
+	}
+	gm := map[string]bool{}
+	for _, g := range got {
+		gm[g] = true
+	}
+	var missing, extra []string
+	for _, w := range want {
+		if !gm[w] {
+			missing = append(missing, w)
+		}
+	}
+	for _, g := range got {
+		if !wm[g] {
+			extra = append(extra, g)
+		}
+	}
+	t.Errorf("%s: %d rows, want %d\nmissing (first 5): %v\nunexpected (first 5): %v", what, len(got), len(want), head(missing, 5), head(extra, 5))
+}
+
+func head(s []string, n int) []string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
