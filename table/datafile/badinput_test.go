@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -143,6 +145,45 @@ func TestCancelledContextStopsReading(t *testing.T) {
 		}
 		if err != nil {
 			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+	}
+}
+
+// TestRandomCorruptionNeverPanics flips random bytes of a compressed file
+// with nested columns: every read ends in rows or an error naming the file.
+func TestRandomCorruptionNeverPanics(t *testing.T) {
+	dir := t.TempDir()
+	fields := allTypesSchema(t)
+	path := filepath.Join(dir, "data-src-0.parquet")
+	w, err := NewRowWriter(context.Background(), fileio.NewLocal(), path, fields, map[string]string{"parquet.page.size": "4kb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	for range 300 {
+		row := make(table.Row, len(fields))
+		for i, f := range fields {
+			row[i] = randValue(r, f.Type)
+		}
+		if err := w.Write(row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	for i := range 150 {
+		b := append([]byte(nil), data...)
+		for range 1 + r.IntN(4) {
+			b[r.IntN(len(b))] ^= byte(1 + r.IntN(255))
+		}
+		p := filepath.Join(dir, "data-mut-"+strconv.Itoa(i)+".parquet")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := drain(p, fields); err != nil && !strings.Contains(err.Error(), p) {
+			t.Fatalf("mutation %d: error does not name the file: %v", i, err)
 		}
 	}
 }

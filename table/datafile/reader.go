@@ -188,7 +188,12 @@ func (s *pqSource) fill() (err error) {
 	}
 }
 
-func (s *pqSource) next(out []any) error {
+func (s *pqSource) next(out []any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("read data file %s: corrupt Parquet data: %v", s.path, r)
+		}
+	}()
 	if s.i >= s.n {
 		if err := s.fill(); err != nil {
 			if err == io.EOF {
