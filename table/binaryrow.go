@@ -190,6 +190,11 @@ func EncodeBinaryRow(types []DataType, row Row) ([]byte, error) {
 			if d.Scale != t.Scale {
 				return nil, fmt.Errorf("encode binary row: field %d: decimal scale %d does not match type %s", i, d.Scale, t)
 			}
+			// Java cannot represent a value with more digits than the
+			// precision (Decimal.fromBigDecimal gives null).
+			if new(big.Int).Abs(d.Unscaled).Cmp(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(t.Precision)), nil)) >= 0 {
+				return nil, fmt.Errorf("encode binary row: field %d: decimal %s has more than %d digits", i, d, t.Precision)
+			}
 			if t.Precision <= compactDecimalPrecision {
 				if !d.Unscaled.IsInt64() {
 					return nil, fmt.Errorf("encode binary row: field %d: decimal %s overflows %s", i, d, t)
