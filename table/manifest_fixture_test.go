@@ -487,3 +487,108 @@ func slicesContains(s []string, v string) bool {
 	}
 	return false
 }
+
+// liveFixtureFiles folds the base and delta manifest lists of a snapshot
+// the way Java does (ADD inserts, DELETE removes by identifier).
+func liveFixtureFiles(t *testing.T, tableRoot string, snapshot int) (live []ManifestEntry, delta []ManifestEntry) {
+	t.Helper()
+	ctx := context.Background()
+	fio := fileio.NewLocal()
+	b, err := os.ReadFile(filepath.Join(tableRoot, "snapshot", "snapshot-"+strconv.Itoa(snapshot)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Base  string `json:"baseManifestList"`
+		Delta string `json:"deltaManifestList"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	read := func(list string) []ManifestEntry {
+		metas, err := ReadManifestList(ctx, fio, filepath.Join(tableRoot, "manifest", list))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []ManifestEntry
+		for _, m := range metas {
+			es, err := ReadManifest(ctx, fio, filepath.Join(tableRoot, "manifest", m.FileName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, es...)
+		}
+		return out
+	}
+	delta = read(s.Delta)
+	all := append(read(s.Base), delta...)
+	byID := map[FileIdentifier]int{}
+	for i, e := range all {
+		id := e.Identifier()
+		switch e.Kind {
+		case FileKindAdd:
+			if _, dup := byID[id]; dup {
+				t.Fatalf("snapshot %d: %s added twice", snapshot, id)
+			}
+			byID[id] = i
+		case FileKindDelete:
+			if _, ok := byID[id]; !ok {
+				t.Fatalf("snapshot %d: DELETE of %s before its ADD", snapshot, id)
+			}
+			delete(byID, id)
+		}
+	}
+	for _, i := range byID {
+		live = append(live, all[i])
+	}
+	return live, delta
+}
+
+var readmeDataFiles = regexp.MustCompile(`(?m)^snapshot-(\d+) \((\d+) data files\)`)
+var readmeRows = regexp.MustCompile(`(?m)^snapshot-(\d+) COMPACT: full compaction.*; (\d+) rows\.`)
+
+// The fixture READMEs state how many data files some commits wrote and how
+// many rows a full compaction left; the decoded manifests must agree.
+func TestFixtureManifestsAgreeWithReadmeCounts(t *testing.T) {
+	readmes, _ := filepath.Glob(filepath.Join(manifestFixturesRoot, "paimon-cpp", "*", "*.db", "*", "README"))
+	checked := 0
+	for _, readme := range readmes {
+		text, err := os.ReadFile(readme)
+		if err != nil {
+			t.Fatal(err)
+		}
+		root := filepath.Dir(readme)
+		for _, m := range readmeDataFiles.FindAllStringSubmatch(string(text), -1) {
+			snap, _ := strconv.Atoi(m[1])
+			want, _ := strconv.Atoi(m[2])
+			_, delta := liveFixtureFiles(t, root, snap)
+			adds := 0
+			for _, e := range delta {
+				if e.Kind == FileKindAdd {
+					adds++
+				}
+			}
+			if adds != want {
+				t.Errorf("%s snapshot-%d: %d files added, README says %d", root, snap, adds, want)
+			}
+			checked++
+		}
+		for _, m := range readmeRows.FindAllStringSubmatch(string(text), -1) {
+			snap, _ := strconv.Atoi(m[1])
+			want, _ := strconv.ParseInt(m[2], 10, 64)
+			live, _ := liveFixtureFiles(t, root, snap)
+			var rows int64
+			for _, e := range live {
+				rows += e.File.RowCount
+			}
+			if rows != want {
+				t.Errorf("%s snapshot-%d: live files hold %d rows, README says %d", root, snap, rows, want)
+			}
+			checked++
+		}
+	}
+	if checked < 8 {
+		t.Fatalf("only %d README statements checked", checked)
+	}
+	t.Logf("%d README statements checked", checked)
+}
