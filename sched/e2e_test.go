@@ -1,0 +1,318 @@
+package sched_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/policy"
+	"github.com/compactd/compactd/scan"
+	"github.com/compactd/compactd/sched"
+	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/write"
+)
+
+// createTable makes db.<name> (k BIGINT primary key, v BIGINT), 2 buckets.
+func createTable(t *testing.T, wh, name string, opts map[string]string) *table.Table {
+	t.Helper()
+	fields := table.RowType{
+		{ID: 0, Name: "k", Type: table.DataType{Root: table.TypeBigInt}},
+		{ID: 1, Name: "v", Type: table.DataType{Root: table.TypeBigInt, Nullable: true}},
+	}
+	o := map[string]string{"bucket": "2", "write-only": "true"}
+	for k, v := range opts {
+		o[k] = v
+	}
+	s, err := table.NewTableSchema(0, fields, 1, nil, []string{"k"}, o, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := write.CreateTable(context.Background(), fileio.NewLocal(), wh, "db", name, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+// model is a table and the rows it must hold.
+type model struct {
+	tb   *table.Table
+	w    *write.Writer
+	want map[int64]int64
+}
+
+func newModel(t *testing.T, tb *table.Table) *model {
+	w, err := write.NewWriter(context.Background(), tb, "writer-"+tb.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &model{tb: tb, w: w, want: map[int64]int64{}}
+}
+
+func (m *model) commit(t *testing.T, rng *rand.Rand, rows int) {
+	for i := 0; i < rows; i++ {
+		k, v := rng.Int64N(200), rng.Int64()
+		if err := m.w.Write(table.RowKindInsert, table.Row{k, v}); err != nil {
+			t.Error(err)
+			return
+		}
+		m.want[k] = v
+	}
+	if _, err := m.w.Commit(context.Background()); err != nil {
+		t.Error(err)
+	}
+}
+
+func (m *model) check(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	tb, err := table.OpenPath(ctx, m.tb.FileIO(), m.tb.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scan.New(ctx, tb, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int64]int64{}
+	if err := sc.Each(ctx, func(r table.Row) error {
+		got[r[0].(int64)] = r[1].(int64)
+		return nil
+	}); err != nil {
+		t.Fatalf("%s unreadable: %v", tb.FullName(), err)
+	}
+	if len(got) != len(m.want) {
+		t.Fatalf("%s: %d rows, want %d", tb.FullName(), len(got), len(m.want))
+	}
+	for k, v := range m.want {
+		if got[k] != v {
+			t.Fatalf("%s: k=%d v=%d, want %d", tb.FullName(), k, got[k], v)
+		}
+	}
+}
+
+// runsPerBucket is the most sorted runs of any bucket of the latest snapshot.
+func runsPerBucket(t *testing.T, tb *table.Table) int {
+	ctx := context.Background()
+	s, err := tb.LatestSnapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := tb.FileSet(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	most := 0
+	for _, b := range fs.Buckets() {
+		most = max(most, len(b.Runs))
+	}
+	return most
+}
+
+func config(t *testing.T, wh string, defaults map[string]string) *policy.Config {
+	dir := t.TempDir()
+	c := &policy.Config{Path: filepath.Join(dir, "compactd.yaml"), Workers: 2,
+		Tick: policy.Duration(50 * time.Millisecond), DiscoveryInterval: policy.Duration(200 * time.Millisecond),
+		GracePeriod: policy.Duration(5 * time.Second), LockLease: policy.Duration(3 * time.Second),
+		Retry:      policy.Retry{Initial: policy.Duration(50 * time.Millisecond), Max: policy.Duration(200 * time.Millisecond), Attempts: 3},
+		Warehouses: []policy.Warehouse{{Path: wh}}, Defaults: defaults}
+	c.WithDefaults()
+	return c
+}
+
+func logger(t *testing.T) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+func start(t *testing.T, cfg *policy.Config, o sched.Options) (*sched.Scheduler, func() error) {
+	t.Helper()
+	if o.Logger == nil {
+		o.Logger = logger(t)
+	}
+	s, err := sched.New(cfg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	var once sync.Once
+	var runErr error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case runErr = <-done:
+			case <-time.After(30 * time.Second):
+				runErr = errors.New("daemon did not stop")
+			}
+		})
+		return runErr
+	}
+	t.Cleanup(func() { stop() })
+	return s, stop
+}
+
+func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func tableStatus(s *sched.Scheduler, name string) (sched.TableStatus, bool) {
+	for _, ts := range s.Status().Tables {
+		if ts.Table == name {
+			return ts, true
+		}
+	}
+	return sched.TableStatus{}, false
+}
+
+func successes(ts sched.TableStatus, k policy.Kind) int {
+	n := 0
+	for _, j := range ts.LastJobs {
+		if j.Kind == k && j.Outcome == "success" {
+			n++
+		}
+	}
+	return n
+}
+
+func get(t *testing.T, h http.Handler, path string) string {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+	if rec.Code != 200 {
+		t.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
+	}
+	return rec.Body.String()
+}
+
+func TestDaemonKeepsTablesCompactedExpiredAndCleanWhileAWriterCommits(t *testing.T) {
+	wh := t.TempDir()
+	rng := rand.New(rand.NewPCG(7, 8))
+	a := newModel(t, createTable(t, wh, "a", nil))
+	b := newModel(t, createTable(t, wh, "b", nil))
+	// compactd refuses deletion-vector tables: this one must halt without
+	// holding the others back.
+	createTable(t, wh, "dv", map[string]string{"deletion-vectors.enabled": "true"})
+	// A stale orphan in a bucket directory, old enough for cleanup.
+	orphanFile := filepath.Join(a.tb.Path(), "bucket-0", "data-00000000-0000-0000-0000-000000000000-0.parquet")
+	if err := os.MkdirAll(filepath.Dir(orphanFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(orphanFile, []byte("junk"), 0o644)
+	old := time.Now().Add(-48 * time.Hour)
+	os.Chtimes(orphanFile, old, old)
+
+	cfg := config(t, wh, map[string]string{
+		"compact.schedule":          "@every 1s",
+		"expire.schedule":           "@every 1s",
+		"orphan.schedule":           "@every 2s",
+		"snapshot.num-retained.min": "2",
+		"snapshot.num-retained.max": "6",
+	})
+	s, stop := start(t, cfg, sched.Options{})
+	h := s.Handler()
+
+	// The writer commits to both tables for a while, two or three commits per
+	// compaction check (@every has a one-second resolution): between
+	// checks level-0 files pile up over the trigger, but never up to
+	// where a Java writer would stall.
+	const trigger = 5 // Paimon's num-sorted-run.compaction-trigger default
+	const stopTrigger = trigger + 3
+	maxRuns := 0
+	for i := 0; i < 10; i++ {
+		a.commit(t, rng, 20)
+		b.commit(t, rng, 20)
+		maxRuns = max(maxRuns, runsPerBucket(t, a.tb), runsPerBucket(t, b.tb))
+		time.Sleep(400 * time.Millisecond)
+	}
+	t.Logf("most sorted runs in a bucket while writing: %d", maxRuns)
+	if maxRuns > stopTrigger {
+		t.Errorf("sorted runs reached %d while the daemon ran; writers stall above %d", maxRuns, stopTrigger)
+	}
+	// After the writer stops, the next compaction brings every bucket to
+	// the trigger or under, and expiration to the retention.
+	for _, m := range []*model{a, b} {
+		waitFor(t, "compaction of "+m.tb.FullName(), 10*time.Second, func() bool { return runsPerBucket(t, m.tb) <= trigger })
+		waitFor(t, "expiration of "+m.tb.FullName(), 10*time.Second, func() bool {
+			ids, _ := m.tb.SnapshotIDs(context.Background())
+			return len(ids) <= 6
+		})
+	}
+	waitFor(t, "orphan cleanup", 10*time.Second, func() bool {
+		_, err := os.Stat(orphanFile)
+		return errors.Is(err, os.ErrNotExist)
+	})
+
+	st, ok := tableStatus(s, "db.dv")
+	if !ok || st.Halted == "" || !strings.Contains(st.Halted, "deletion-vectors") {
+		t.Fatalf("db.dv not halted with the reason: %+v", st)
+	}
+	for _, name := range []string{"db.a", "db.b"} {
+		ts, _ := tableStatus(s, name)
+		if ts.Halted != "" {
+			t.Fatalf("%s halted: %s", name, ts.Halted)
+		}
+		if ts.LastSuccess[policy.Compact].IsZero() || ts.LastSuccess[policy.Expire].IsZero() {
+			t.Fatalf("%s: no successful compact and expire: %+v", name, ts.LastSuccess)
+		}
+	}
+	var status sched.Status
+	if err := json.Unmarshal([]byte(get(t, h, "/status")), &status); err != nil || len(status.Tables) != 3 {
+		t.Fatalf("/status: %v, %d tables", err, len(status.Tables))
+	}
+	if get(t, h, "/healthz") != "ok\n" {
+		t.Fatal("/healthz")
+	}
+	metrics := get(t, h, "/metrics")
+	for _, want := range []string{
+		`compactd_table_halted{table="db.dv",warehouse="` + wh + `"} 1`,
+		`compactd_table_halted{table="db.a",warehouse="` + wh + `"} 0`,
+		`compactd_jobs_total{job="compact",outcome="success",table="db.a"`,
+		`compactd_jobs_total{job="compact",outcome="halted",table="db.dv"`,
+		`compactd_job_rows_total{direction="out",job="compact",table="db.b"`,
+		`compactd_job_files_deleted_total{job="expire",table="db.a"`,
+		`compactd_job_files_deleted_total{job="orphan",table="db.a"`,
+		`compactd_table_last_success_timestamp_seconds{job="orphan",table="db.b"`,
+		`compactd_table_sorted_runs_max{table="db.a"`,
+		`compactd_table_level0_files_sum{table="db.b"`,
+		`compactd_table_pending_compaction_bytes{table="db.a"`,
+		`compactd_table_snapshots_retained{table="db.b"`,
+		`compactd_job_duration_seconds_count{job="expire",table="db.b"`,
+		`compactd_job_failures_total{class="permanent",job="compact",table="db.dv"`,
+		"compactd_queue_length ", "compactd_workers_busy ",
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	a.check(t)
+	b.check(t)
+	if _, err := os.Stat(filepath.Join(wh, sched.LockFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("the lock outlived a clean shutdown")
+	}
+}
