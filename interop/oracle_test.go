@@ -117,9 +117,9 @@ func normVec(v PickVector) PickVector {
 // and manifest files but leaves the table itself untouched.
 func TestOrphansAndExpireDryRuns(t *testing.T) {
 	s := fixtures.Generate(fixtures.Params{Engine: "deduplicate", Buckets: 1, Size: fixtures.Tiny, Seed: 5})
-	b := buildScenarios(t, []*fixtures.Scenario{s})[0]
+	b := BuildScenarios(t, t.TempDir(), []*fixtures.Scenario{s}, BuildOptions{})[0]
 	j := Java(t)
-	tableDir := filepath.Join(b.warehouse, "db.db", "t")
+	tableDir := filepath.Join(b.Warehouse, "db.db", "t")
 
 	orphan := filepath.Join(tableDir, "bucket-0", "data-orphan-0.parquet")
 	if err := os.WriteFile(orphan, []byte("not referenced"), 0o644); err != nil {
@@ -130,20 +130,20 @@ func TestOrphansAndExpireDryRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("an old unreferenced data file is the only orphan", func(t *testing.T) {
-		got := j.Orphans(b.warehouse, b.table, time.Now().Add(-time.Hour))
+		got := j.Orphans(b.Warehouse, b.Table, time.Now().Add(-time.Hour))
 		if !slices.Equal(got, []string{"bucket-0/data-orphan-0.parquet"}) {
 			t.Errorf("orphans = %v", got)
 		}
 	})
 	t.Run("a file newer than the threshold is not an orphan yet", func(t *testing.T) {
-		if got := j.Orphans(b.warehouse, b.table, old.Add(-time.Hour)); len(got) != 0 {
+		if got := j.Orphans(b.Warehouse, b.Table, old.Add(-time.Hour)); len(got) != 0 {
 			t.Errorf("orphans = %v, want none", got)
 		}
 	})
 
-	snapsBefore := len(j.Snapshots(b.warehouse, b.table))
+	snapsBefore := len(j.Snapshots(b.Warehouse, b.Table))
 	t.Run("expiring to one snapshot deletes old snapshot files on a copy only", func(t *testing.T) {
-		got := j.Expire(b.warehouse, b.table, ExpireOptions{RetainMin: 1, RetainMax: 1})
+		got := j.Expire(b.Warehouse, b.Table, ExpireOptions{RetainMin: 1, RetainMax: 1})
 		var snapFiles int
 		for _, p := range got {
 			if strings.HasPrefix(p, "snapshot/snapshot-") {
@@ -156,7 +156,7 @@ func TestOrphansAndExpireDryRuns(t *testing.T) {
 		if snapFiles != snapsBefore-1 {
 			t.Errorf("expire lists %d snapshot files, want %d (all but the latest); all: %v", snapFiles, snapsBefore-1, got)
 		}
-		if n := len(j.Snapshots(b.warehouse, b.table)); n != snapsBefore {
+		if n := len(j.Snapshots(b.Warehouse, b.Table)); n != snapsBefore {
 			t.Errorf("the real table lost snapshots: %d -> %d", snapsBefore, n)
 		}
 	})

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -33,89 +32,9 @@ func scenarioSize(t *testing.T) fixtures.Size {
 	}
 }
 
-// builtScenario is a scenario written by Java Paimon, with what Java read back.
-type builtScenario struct {
-	s         *fixtures.Scenario
-	warehouse string
-	table     string
-	javaRows  []Row
-	files     []Row
-	snapshots []Row // $snapshots right after the writes
-	// finalRows is what Java reads at the end: javaRows, except for first-row tables, which a
-	// batch read shows only once compacted (see buildScenarios).
-	finalRows []Row
-}
-
-// firstRow reports whether the scenario uses the first-row engine. Paimon's batch scan skips
-// level-0 files for first-row tables (CoreOptions.batchScanSkipLevel0: deletion vectors or
-// first-row), so a write-only first-row table reads empty until something compacts it.
-func firstRow(s *fixtures.Scenario) bool { return s.Engine == "first-row" }
-
-// buildScenarios creates and writes every scenario with Java Paimon and reads each back (rows
-// and $files), all in one JVM.
-func buildScenarios(t *testing.T, scenarios []*fixtures.Scenario) []*builtScenario {
-	t.Helper()
-	j := Java(t)
-	root := t.TempDir()
-	var reqs []BatchRequest
-	var built []*builtScenario
-	for _, s := range scenarios {
-		dir := filepath.Join(root, s.Name)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		spec := writeTemp(t, dir, "spec.json", s.Spec.JSON())
-		rows := writeTemp(t, dir, "rows.jsonl", s.RowsJSONL())
-		b := &builtScenario{s: s, warehouse: filepath.Join(dir, "warehouse"), table: "db.t"}
-		built = append(built, b)
-		common := map[string]string{"warehouse": b.warehouse, "table": b.table}
-		reqs = append(reqs,
-			BatchRequest{Verb: "create", Flags: with(common, "spec", spec, "rows", rows)},
-			BatchRequest{Verb: "read", Flags: common},
-			BatchRequest{Verb: "files", Flags: common},
-			BatchRequest{Verb: "snapshots", Flags: common})
-		if firstRow(s) {
-			reqs = append(reqs,
-				BatchRequest{Verb: "compact", Flags: common},
-				BatchRequest{Verb: "read", Flags: common})
-		}
-	}
-	start := time.Now()
-	res, err := j.Batch(context.Background(), reqs)
-	if err != nil {
-		t.Fatalf("java batch: %v", err)
-	}
-	t.Logf("java: %d verbs over %d scenarios in one JVM: %v", len(reqs), len(scenarios), time.Since(start).Round(time.Millisecond))
-	next := 0
-	take := func(b *builtScenario, what string) []Row {
-		r := res[next]
-		next++
-		if r.Err != nil {
-			t.Fatalf("scenario %s: %s: %v", b.s.Name, what, r.Err)
-		}
-		rows, err := ParseRows(joinLines(r.Lines))
-		if err != nil {
-			t.Fatalf("scenario %s: %s: %v", b.s.Name, what, err)
-		}
-		return rows
-	}
-	for _, b := range built {
-		take(b, "create")
-		b.javaRows = take(b, "java read")
-		b.files = take(b, "java files")
-		b.snapshots = take(b, "java snapshots")
-		b.finalRows = b.javaRows
-		if firstRow(b.s) {
-			take(b, "java compact")
-			b.finalRows = take(b, "java read after compaction")
-		}
-	}
-	return built
-}
-
 func TestScenariosJavaPythonAndModelAgree(t *testing.T) {
 	size := scenarioSize(t)
-	built := buildScenarios(t, fixtures.All(size, 1))
+	built := BuildScenarios(t, t.TempDir(), fixtures.All(size, 1), BuildOptions{CompactFirstRow: true})
 	py := Python(t)
 
 	pyRows := make([][]Row, len(built))
@@ -123,7 +42,7 @@ func TestScenariosJavaPythonAndModelAgree(t *testing.T) {
 	pyStart := time.Now()
 	var pyReqs []BatchRequest
 	for _, b := range built {
-		pyReqs = append(pyReqs, BatchRequest{Verb: "read", Flags: map[string]string{"warehouse": b.warehouse, "table": b.table}})
+		pyReqs = append(pyReqs, BatchRequest{Verb: "read", Flags: map[string]string{"warehouse": b.Warehouse, "table": b.Table}})
 	}
 	pyRes, err := py.Batch(context.Background(), pyReqs)
 	if err != nil {
@@ -138,18 +57,18 @@ func TestScenariosJavaPythonAndModelAgree(t *testing.T) {
 	t.Logf("pypaimon: %d reads: %v", len(built), time.Since(pyStart).Round(time.Millisecond))
 
 	for i, b := range built {
-		t.Run(b.s.Name, func(t *testing.T) {
-			if len(b.finalRows) == 0 {
-				t.Fatalf("Java read no rows from %d written records", b.s.NumRecords())
+		t.Run(b.Scenario.Name, func(t *testing.T) {
+			if len(b.FinalRows) == 0 {
+				t.Fatalf("Java read no rows from %d written records", b.Scenario.NumRecords())
 			}
-			if firstRow(b.s) {
+			if IsFirstRow(b.Scenario) {
 				t.Run("a first-row table reads empty while all its files are level 0", func(t *testing.T) {
-					if len(b.javaRows) != 0 {
-						t.Errorf("Java read %d rows before compaction, want 0 (level 0 is skipped)", len(b.javaRows))
+					if len(b.JavaRows) != 0 {
+						t.Errorf("Java read %d rows before compaction, want 0 (level 0 is skipped)", len(b.JavaRows))
 					}
 				})
 			}
-			if strings.HasPrefix(b.s.Name, "wide_") {
+			if strings.HasPrefix(b.Scenario.Name, "wide_") {
 				// pypaimon 2.1 implements partial-update only without sequence groups and
 				// without delete handling; it says so instead of reading wrong rows.
 				t.Run("pypaimon refuses partial-update with sequence groups", func(t *testing.T) {
@@ -162,19 +81,19 @@ func TestScenariosJavaPythonAndModelAgree(t *testing.T) {
 					if pyErrs[i] != nil {
 						t.Fatal(pyErrs[i])
 					}
-					diffRows(t, "java", b.finalRows, "pypaimon", pyRows[i])
+					diffRows(t, "java", b.FinalRows, "pypaimon", pyRows[i])
 				})
 			}
 			t.Run("Java reads what the naive engine model predicts", func(t *testing.T) {
-				want, ok := b.s.Expected()
+				want, ok := b.Scenario.Expected()
 				if !ok {
-					t.Fatalf("scenario %s has no model", b.s.Name)
+					t.Fatalf("scenario %s has no model", b.Scenario.Name)
 				}
-				diffRows(t, "model", NormalizeRows(want), "java", b.finalRows)
+				diffRows(t, "model", NormalizeRows(want), "java", b.FinalRows)
 			})
 			t.Run("write-only writers leave at least five level-0 files per bucket", func(t *testing.T) {
 				perBucket := map[string]int{}
-				for _, f := range b.files {
+				for _, f := range b.Files {
 					if f["level"] != int64(0) {
 						t.Errorf("file %v at level %v in a write-only table", f["file_path"], f["level"])
 					}
@@ -188,8 +107,8 @@ func TestScenariosJavaPythonAndModelAgree(t *testing.T) {
 						t.Errorf("bucket %s has %d level-0 files, want >= 5", bucket, n)
 					}
 				}
-				wantBuckets := b.s.Spec.Bucket
-				if len(b.s.Spec.PartitionKeys) > 0 {
+				wantBuckets := b.Scenario.Spec.Bucket
+				if len(b.Scenario.Spec.PartitionKeys) > 0 {
 					wantBuckets *= len(fixtures.Partitions)
 				}
 				if len(perBucket) != wantBuckets {
@@ -213,16 +132,16 @@ func TestJavaFullCompactionKeepsRows(t *testing.T) {
 	if len(picked) < 2 {
 		t.Fatalf("expected at least two 4-bucket scenarios, got %d", len(picked))
 	}
-	built := buildScenarios(t, picked)
+	built := BuildScenarios(t, t.TempDir(), picked, BuildOptions{})
 	j := Java(t)
 	var reqs []BatchRequest
 	before := make([]int64, len(built))
 	for i, b := range built {
-		if len(b.snapshots) == 0 {
-			t.Fatalf("%s: no snapshots after writing", b.s.Name)
+		if len(b.Snapshots) == 0 {
+			t.Fatalf("%s: no snapshots after writing", b.Scenario.Name)
 		}
-		before[i] = b.snapshots[len(b.snapshots)-1]["snapshot_id"].(int64)
-		common := map[string]string{"warehouse": b.warehouse, "table": b.table}
+		before[i] = b.Snapshots[len(b.Snapshots)-1]["snapshot_id"].(int64)
+		common := map[string]string{"warehouse": b.Warehouse, "table": b.Table}
 		reqs = append(reqs,
 			BatchRequest{Verb: "compact", Flags: common},
 			BatchRequest{Verb: "read", Flags: common},
@@ -235,7 +154,7 @@ func TestJavaFullCompactionKeepsRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, b := range built {
-		t.Run(b.s.Name, func(t *testing.T) {
+		t.Run(b.Scenario.Name, func(t *testing.T) {
 			out := make([][]Row, 5)
 			for k := range out {
 				r := res[5*i+k]
@@ -250,7 +169,7 @@ func TestJavaFullCompactionKeepsRows(t *testing.T) {
 			if got := compactRes[0]["snapshot"]; got != before[i]+1 {
 				t.Errorf("compaction committed snapshot %v, want exactly one new snapshot %d", got, before[i]+1)
 			}
-			diffRows(t, "before compaction", b.javaRows, "after", after)
+			diffRows(t, "before compaction", b.JavaRows, "after", after)
 			// num-levels defaults to num-sorted-run.compaction-trigger + 1 = 6, so a full
 			// compaction writes level 5.
 			top := int64(5)
@@ -269,7 +188,7 @@ func TestJavaFullCompactionKeepsRows(t *testing.T) {
 			if last := snaps[len(snaps)-1]; last["commit_kind"] != "COMPACT" {
 				t.Errorf("last snapshot kind %v, want COMPACT", last["commit_kind"])
 			}
-			diffRows(t, "latest before compaction", b.javaRows, "time travel to it", travel)
+			diffRows(t, "latest before compaction", b.JavaRows, "time travel to it", travel)
 		})
 	}
 }
@@ -296,28 +215,4 @@ func diffRows(t *testing.T, aName string, a []Row, bName string, b []Row) {
 			shown++
 		}
 	}
-}
-
-func with(m map[string]string, kv ...string) map[string]string {
-	out := make(map[string]string, len(m)+len(kv)/2)
-	for k, v := range m {
-		out[k] = v
-	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		out[kv[i]] = kv[i+1]
-	}
-	return out
-}
-
-func joinLines(lines [][]byte) []byte {
-	var n int
-	for _, l := range lines {
-		n += len(l) + 1
-	}
-	out := make([]byte, 0, n)
-	for _, l := range lines {
-		out = append(out, l...)
-		out = append(out, '\n')
-	}
-	return out
 }
