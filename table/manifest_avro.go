@@ -10,6 +10,7 @@ package table
 
 import (
 	"bytes"
+	"compress/flate"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
@@ -20,8 +21,6 @@ import (
 	"math"
 	"strings"
 	"sync"
-
-	"compress/flate"
 
 	"github.com/golang/snappy"
 	"github.com/klauspost/compress/zstd"
