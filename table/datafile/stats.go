@@ -128,11 +128,19 @@ func (c *colCollector) add(v any) {
 		}
 	}
 	if c.min == nil || compareValues(v, c.min) < 0 {
-		c.min = v
+		c.min = own(v)
 	}
 	if c.max == nil || compareValues(v, c.max) > 0 {
-		c.max = v
+		c.max = own(v)
 	}
+}
+
+// own copies byte slices, which a caller might reuse after Write.
+func own(v any) any {
+	if b, ok := v.([]byte); ok {
+		return bytes.Clone(b)
+	}
+	return v
 }
 
 // result returns min, max and null count after the column's stats mode.

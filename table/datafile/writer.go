@@ -491,6 +491,7 @@ type KeyValueWriter struct {
 	row        []any
 	stats      FileStats
 	valueNames []string
+	lastKey    table.Row
 }
 
 // NewKeyValueWriter creates a Parquet KeyValue file at path with the layout
@@ -534,7 +535,8 @@ func (w *KeyValueWriter) Write(kv table.KeyValue) error {
 		s.MinKey = append(table.Row(nil), kv.Key...)
 		s.MinSeq, s.MaxSeq = kv.Seq, kv.Seq
 	}
-	s.MaxKey = kv.Key
+	// The caller may reuse its key slice; keep our own copy of the last key.
+	w.lastKey = append(w.lastKey[:0], kv.Key...)
 	s.MinSeq = min(s.MinSeq, kv.Seq)
 	s.MaxSeq = max(s.MaxSeq, kv.Seq)
 	if !kv.Kind.IsAdd() {
@@ -560,7 +562,7 @@ func (w *KeyValueWriter) Close() (*FileStats, error) {
 	s := w.stats
 	s.Path = w.pq.path
 	s.FileSize = size
-	s.MaxKey = append(table.Row(nil), s.MaxKey...)
+	s.MaxKey = append(table.Row(nil), w.lastKey...)
 	s.KeyStats = w.pq.stats(0, w.nKey)
 	s.ValueStats = w.pq.stats(w.nKey+2, len(w.row))
 	s.ValueStatsCols = w.valueNames
