@@ -144,3 +144,5 @@ func head(s []string, n int) []string {
 	}
 	return s
 }
+
+func writeFile(path string, data []byte) error { return os.WriteFile(path, data, 0o644) }
