@@ -73,9 +73,14 @@ func Java(tb testing.TB) *JavaOracle {
 	return j
 }
 
-// NewJava locates the built Java oracle without a test (for commands such as genpick).
+// NewJava locates the built Java oracle without a test (for commands such as genpick). The
+// build directory is interop/java/target, or $COMPACTD_INTEROP_JAVA_TARGET (e.g.
+// interop/java/target-1.3 after `mvn -Ppaimon-1.3 compile` there).
 func NewJava() (*JavaOracle, error) {
 	target := filepath.Join(Dir(), "java", "target")
+	if v := os.Getenv("COMPACTD_INTEROP_JAVA_TARGET"); v != "" {
+		target = v
+	}
 	cpFile := filepath.Join(target, "classpath.txt")
 	cp, err := os.ReadFile(cpFile)
 	if err != nil {
