@@ -1,0 +1,25 @@
+// Package maint holds Paimon's table maintenance operations other than
+// compaction, snapshot expiration and orphan cleanup: tags (create, delete,
+// automatic expiry), rollback to a snapshot or tag, and partition
+// expiration. Each follows the Java implementation it names, so a table
+// maintained here stays what Java Paimon would have left.
+//
+// The selection logic (which tags expire, which partitions expire, how a
+// partition value becomes a time) is pure and separately testable; the
+// functions taking a *table.Table do the I/O.
+package maint
+
+import (
+	"time"
+)
+
+// WallClock is Java's LocalDateTime.now() for t: the wall-clock fields of t
+// in the process's local zone, held in a UTC time.Time. Paimon compares tag
+// creation times and partition times as zone-less wall clocks, so compactd
+// must do the same to agree with a JVM on the same host. Java's clock has
+// microsecond resolution, so finer digits are dropped.
+func WallClock(t time.Time) time.Time {
+	l := t.In(time.Local)
+	return time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), l.Minute(), l.Second(), l.Nanosecond(), time.UTC).
+		Truncate(time.Microsecond)
+}

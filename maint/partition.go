@@ -1,0 +1,391 @@
+package maint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/compactd/compactd/expire"
+	"github.com/compactd/compactd/table"
+)
+
+// Partition expiration strategies (partition.expiration-strategy).
+const (
+	StrategyValuesTime = "values-time"
+	StrategyUpdateTime = "update-time"
+)
+
+// PartitionExpireOptions are a table's partition.* expiration options.
+type PartitionExpireOptions struct {
+	// ExpirationTime is partition.expiration-time; 0 disables expiration.
+	ExpirationTime time.Duration
+	// CheckInterval is partition.expiration-check-interval (default 1h):
+	// how often a scheduler should run ExpirePartitions. Paimon's writer
+	// randomises its first check within one interval.
+	CheckInterval time.Duration
+	// Strategy is StrategyValuesTime (default) or StrategyUpdateTime.
+	Strategy string
+	// TimestampPattern and TimestampFormatter are
+	// partition.timestamp-pattern and partition.timestamp-formatter.
+	TimestampPattern, TimestampFormatter string
+	// MaxNum is partition.expiration-max-num (default 100): most partitions
+	// dropped per run.
+	MaxNum int
+	// BatchSize is partition.expiration-batch-size (0 = one commit).
+	BatchSize int
+}
+
+// PartitionExpireOptionsFromTable reads the options with Paimon's defaults.
+func PartitionExpireOptionsFromTable(raw map[string]string) (PartitionExpireOptions, error) {
+	o := PartitionExpireOptions{CheckInterval: time.Hour, Strategy: StrategyValuesTime, MaxNum: 100}
+	dur := func(key string, dst *time.Duration) error {
+		if v, ok := raw[key]; ok {
+			d, err := expire.ParseDuration(v)
+			if err != nil {
+				return fmt.Errorf("option %s=%q: %w", key, v, err)
+			}
+			*dst = d
+		}
+		return nil
+	}
+	num := func(key string, dst *int) error {
+		if v, ok := raw[key]; ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < 0 {
+				return fmt.Errorf("option %s=%q: not a non-negative integer", key, v)
+			}
+			*dst = n
+		}
+		return nil
+	}
+	if err := errors.Join(
+		dur("partition.expiration-time", &o.ExpirationTime),
+		dur("partition.expiration-check-interval", &o.CheckInterval),
+		num("partition.expiration-max-num", &o.MaxNum),
+		num("partition.expiration-batch-size", &o.BatchSize),
+	); err != nil {
+		return o, err
+	}
+	if v, ok := raw["partition.expiration-strategy"]; ok {
+		o.Strategy = strings.TrimSpace(v)
+	}
+	if o.Strategy != StrategyValuesTime && o.Strategy != StrategyUpdateTime {
+		return o, fmt.Errorf("option partition.expiration-strategy=%q: want %s or %s", o.Strategy, StrategyValuesTime, StrategyUpdateTime)
+	}
+	o.TimestampPattern = raw["partition.timestamp-pattern"]
+	o.TimestampFormatter = raw["partition.timestamp-formatter"]
+	return o, nil
+}
+
+// PartitionInfo is one live partition as expiry sees it.
+type PartitionInfo struct {
+	// Values are the partition values as Paimon's
+	// RowDataToObjectArrayConverter renders them with toString (nil = null).
+	Values []*string
+	// LastFileCreation is the newest creationTime of its files (a wall
+	// clock); zero when unknown. Only update-time reads it.
+	LastFileCreation time.Time
+}
+
+// SelectExpiredPartitions is NormalPartitionExpire.doExpire's choice at now
+// (a wall clock): partitions whose time is before now − ExpirationTime
+// (values-time: time from the values, unparsable or null values never
+// expire; update-time: the newest file's creation time), sorted by their
+// values joined with "," (null as defaultName), at most MaxNum. It returns
+// indices into parts.
+func SelectExpiredPartitions(keys []string, parts []PartitionInfo, o PartitionExpireOptions, defaultName string, now time.Time) ([]int, error) {
+	if o.ExpirationTime <= 0 {
+		return nil, nil
+	}
+	before := now.Add(-o.ExpirationTime)
+	var ext *TimeExtractor
+	if o.Strategy != StrategyUpdateTime {
+		var err error
+		if ext, err = NewTimeExtractor(o.TimestampPattern, o.TimestampFormatter); err != nil {
+			return nil, err
+		}
+	}
+	var out []int
+	for i, p := range parts {
+		if ext == nil {
+			if !p.LastFileCreation.IsZero() && before.After(p.LastFileCreation) {
+				out = append(out, i)
+			}
+			continue
+		}
+		pt, err := ext.Extract(keys, p.Values)
+		if err != nil {
+			continue
+		}
+		if before.After(pt) {
+			out = append(out, i)
+		}
+	}
+	joined := func(i int) string {
+		vs := make([]string, len(parts[i].Values))
+		for k, v := range parts[i].Values {
+			if v == nil {
+				vs[k] = defaultName
+			} else {
+				vs[k] = *v
+			}
+		}
+		return strings.Join(vs, ",")
+	}
+	slices.SortStableFunc(out, func(a, b int) int { return strings.Compare(joined(a), joined(b)) })
+	if o.MaxNum >= 0 && len(out) > o.MaxNum {
+		out = out[:o.MaxNum]
+	}
+	return out, nil
+}
+
+// javaInternalString is toString of the value Paimon's
+// RowDataToObjectArrayConverter yields for a partition field: strings as
+// they are, numbers in decimal, DATE as its day number (so a DATE partition
+// only expires with a pattern that makes it parse, as in Java).
+func javaInternalString(v any) (*string, bool) {
+	if v == nil {
+		return nil, true
+	}
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case bool:
+		s = strconv.FormatBool(x)
+	case int8:
+		s = strconv.FormatInt(int64(x), 10)
+	case int16:
+		s = strconv.FormatInt(int64(x), 10)
+	case int32:
+		s = strconv.FormatInt(int64(x), 10)
+	case int64:
+		s = strconv.FormatInt(x, 10)
+	case table.Decimal:
+		s = x.String()
+	default:
+		return nil, false
+	}
+	return &s, true
+}
+
+// PartitionExpireRunOptions configure ExpirePartitions.
+type PartitionExpireRunOptions struct {
+	// Options override the table's options when not nil.
+	Options *PartitionExpireOptions
+	Now     time.Time // zero: time.Now()
+	DryRun  bool
+	// CommitUser defaults to a fresh UUID.
+	CommitUser string
+}
+
+// ExpiredPartition is one dropped partition.
+type ExpiredPartition struct {
+	Spec  string // k1=v1/k2=v2
+	Files int    // live data files deleted by the commit
+	Rows  int64
+}
+
+// PartitionExpireReport says what ExpirePartitions dropped (or would).
+type PartitionExpireReport struct {
+	DryRun     bool
+	Partitions []ExpiredPartition
+	// Snapshots are the OVERWRITE snapshots committed (one per batch).
+	Snapshots []int64
+}
+
+// ExpirePartitions drops the table's expired partitions as Paimon's
+// NormalPartitionExpire does through FileStoreCommit.dropPartitions: an
+// OVERWRITE commit (identifier Long.MAX_VALUE) whose delta DELETEs every
+// live data file of the chosen partitions, one commit per batch of
+// partition.expiration-batch-size. The files themselves are deleted later
+// by snapshot expiration, as in Paimon. A commit that conflicts (a
+// concurrent compaction replaced files of a dropped partition) is planned
+// again from the new latest snapshot; files a writer adds to a dropped
+// partition concurrently survive until the next run.
+//
+// Tables whose dropped partitions have index files (deletion vectors,
+// dynamic-bucket hash indexes) are refused: table.Commit carries the index
+// manifest over unchanged and cannot drop those entries.
+func ExpirePartitions(ctx context.Context, t *table.Table, ro PartitionExpireRunOptions) (PartitionExpireReport, error) {
+	rep := PartitionExpireReport{DryRun: ro.DryRun}
+	fail := func(err error) (PartitionExpireReport, error) {
+		return rep, fmt.Errorf("expire partitions of %s: %w", t.FullName(), err)
+	}
+	var o PartitionExpireOptions
+	if ro.Options != nil {
+		o = *ro.Options
+	} else {
+		var err error
+		if o, err = PartitionExpireOptionsFromTable(t.Options().Raw); err != nil {
+			return fail(err)
+		}
+	}
+	if len(t.Schema().PartitionKeys) == 0 {
+		return fail(errors.New("the table is not partitioned"))
+	}
+	if o.ExpirationTime <= 0 {
+		return fail(errors.New("partition.expiration-time is not set"))
+	}
+	now := ro.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	user := ro.CommitUser
+	if user == "" {
+		user = uuid.NewString()
+	}
+	const maxReplans = 5
+	for attempt := 0; ; attempt++ {
+		plan, err := planPartitionExpiry(ctx, t, o, WallClock(now))
+		if err != nil {
+			return fail(err)
+		}
+		if ro.DryRun || len(plan) == 0 {
+			rep.Partitions = append(rep.Partitions, partitionsOf(plan)...)
+			return rep, nil
+		}
+		batch := len(plan)
+		if o.BatchSize > 0 && o.BatchSize < batch {
+			batch = o.BatchSize
+		}
+		part := plan[:batch]
+		var entries []table.ManifestEntry
+		for _, p := range part {
+			for _, e := range p.entries {
+				d := e
+				d.Kind = table.FileKindDelete
+				entries = append(entries, d)
+			}
+		}
+		res, err := t.Commit(ctx, table.CommitRequest{
+			Kind: table.CommitOverwrite, CommitUser: user, CommitIdentifier: table.BatchCommitIdentifier,
+			Entries: entries, Check: true, Now: now,
+		})
+		var conflict *table.ConflictError
+		if errors.As(err, &conflict) && attempt < maxReplans {
+			continue
+		}
+		if err != nil {
+			return fail(err)
+		}
+		rep.Snapshots = append(rep.Snapshots, res.Snapshot.ID)
+		rep.Partitions = append(rep.Partitions, partitionsOf(part)...)
+		if batch == len(plan) {
+			return rep, nil
+		}
+		// Later batches are planned from the new latest snapshot; what
+		// this batch dropped is no longer live and is not chosen again.
+		attempt = -1
+	}
+}
+
+type plannedPartition struct {
+	spec    string
+	entries []table.ManifestEntry
+}
+
+func partitionsOf(ps []plannedPartition) []ExpiredPartition {
+	out := make([]ExpiredPartition, 0, len(ps))
+	for _, p := range ps {
+		ep := ExpiredPartition{Spec: p.spec, Files: len(p.entries)}
+		for _, e := range p.entries {
+			ep.Rows += e.File.RowCount
+		}
+		out = append(out, ep)
+	}
+	return out
+}
+
+// planPartitionExpiry reads the latest snapshot's live files, groups them by
+// partition and selects the expired partitions, in Paimon's order.
+func planPartitionExpiry(ctx context.Context, t *table.Table, o PartitionExpireOptions, now time.Time) ([]plannedPartition, error) {
+	snap, err := t.LatestSnapshot(ctx)
+	if errors.Is(err, table.ErrNoSnapshot) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	adds, _, _, err := t.LiveEntries(ctx, snap)
+	if err != nil {
+		return nil, err
+	}
+	schema := t.Schema()
+	ptype := schema.PartitionType()
+	types := make([]table.DataType, len(ptype))
+	for i, f := range ptype {
+		types[i] = f.Type
+	}
+	byPart := map[string]int{}
+	var infos []PartitionInfo
+	var planned []plannedPartition
+	for _, e := range adds {
+		i, ok := byPart[string(e.Partition)]
+		if !ok {
+			row, err := table.DecodeBinaryRow(types, e.Partition)
+			if err != nil {
+				return nil, fmt.Errorf("partition of %s: %w", e.File.FileName, err)
+			}
+			spec, err := t.Paths().PartitionPathOfRow(row)
+			if err != nil {
+				return nil, fmt.Errorf("partition of %s: %w", e.File.FileName, err)
+			}
+			info := PartitionInfo{Values: make([]*string, len(row))}
+			supported := true
+			for k, v := range row {
+				s, ok := javaInternalString(v)
+				if !ok {
+					supported = false
+				}
+				info.Values[k] = s
+			}
+			if !supported {
+				// Such a value never parses as a time in Paimon either
+				// (values-time); keep it out of the selection.
+				info.Values = make([]*string, len(row))
+			}
+			i = len(infos)
+			byPart[string(e.Partition)] = i
+			infos = append(infos, info)
+			planned = append(planned, plannedPartition{spec: spec})
+		}
+		planned[i].entries = append(planned[i].entries, e)
+		if e.File.CreationTime != nil {
+			ct := time.UnixMilli(*e.File.CreationTime).UTC()
+			if ct.After(infos[i].LastFileCreation) {
+				infos[i].LastFileCreation = ct
+			}
+		}
+	}
+	idx, err := SelectExpiredPartitions(schema.PartitionKeys, infos, o, t.Options().PartitionDefaultName, now)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]plannedPartition, 0, len(idx))
+	for _, i := range idx {
+		out = append(out, planned[i])
+	}
+	if len(out) > 0 && snap.IndexManifest != nil {
+		index, err := t.IndexEntries(ctx, snap)
+		if err != nil {
+			return nil, err
+		}
+		dropped := map[string]bool{}
+		for _, p := range out {
+			dropped[string(p.entries[0].Partition)] = true
+		}
+		for _, ie := range index {
+			if dropped[string(ie.Partition)] {
+				return nil, fmt.Errorf("partition %s has index file %s: dropping partitions with index files is not supported", planned[byPart[string(ie.Partition)]].spec, ie.IndexFile.FileName)
+			}
+		}
+	}
+	return out, nil
+}
