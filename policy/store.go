@@ -61,6 +61,9 @@ func (s *Store) Overrides(name string) map[string]string {
 // overrides and may reject them; nothing is written then. The whole
 // read-validate-write runs under an exclusive lock on file+".lock".
 func Update(file, name string, changes map[string]string, validate func(map[string]string) error) (map[string]string, error) {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return nil, fmt.Errorf("policy store: %w", err)
+	}
 	unlock, err := lockFile(file + ".lock")
 	if err != nil {
 		return nil, err

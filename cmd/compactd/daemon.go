@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/compactd/compactd/policy"
+	"github.com/compactd/compactd/sched"
+)
+
+func init() {
+	extraCommands = append(extraCommands, newDaemonCmd)
+}
+
+func newDaemonCmd() *cobra.Command {
+	var configFile, listen string
+	cmd := &cobra.Command{
+		Use:   "daemon",
+		Short: "Run the maintenance daemon: compaction, expiration and orphan cleanup of the configured warehouses",
+		Long: `Run the maintenance daemon over the warehouses of --config.
+
+SIGTERM/SIGINT: stop taking work, let running jobs finish within grace-period, then cancel
+them. SIGHUP: reload the config file (the policy store is reloaded whenever it changes).
+HTTP: /metrics (Prometheus), /healthz, /status (JSON).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			cfg, err := policy.LoadConfig(configFile)
+			if err != nil {
+				return err
+			}
+			if listen != "" {
+				cfg.Listen = listen
+			}
+			s, err := sched.New(cfg, sched.Options{})
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", cfg.Listen)
+			if err != nil {
+				return fmt.Errorf("listen %s: %w", cfg.Listen, err)
+			}
+			srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			go func() {
+				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+					slog.Error("http server", "err", err)
+				}
+			}()
+			slog.Info("compactd daemon started", "config", configFile, "listen", ln.Addr().String(),
+				"warehouses", len(cfg.Warehouses), "workers", cfg.Workers)
+
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			go func() {
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case <-hup:
+						next, err := policy.LoadConfig(configFile)
+						if err == nil {
+							if listen != "" {
+								next.Listen = listen
+							}
+							err = s.Reload(ctx, next)
+						}
+						if err != nil {
+							slog.Error("SIGHUP: config not reloaded, keeping the previous one", "err", err)
+						}
+					}
+				}
+			}()
+			runErr := s.Run(ctx)
+			shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(shutdown)
+			if runErr != nil {
+				return runErr
+			}
+			slog.Info("compactd daemon stopped")
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&configFile, "config", "compactd.yaml", "config file")
+	cmd.Flags().StringVar(&listen, "listen", "", "HTTP listen address (overrides the config; default "+policy.DefaultListen+")")
+	return cmd
+}
