@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+
+	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/write"
+)
+
+// genSpec describes the benchmark table: one bucket of a deduplicate table
+// whose rows arrive as `runs` commits, each commit one level-0 file (one
+// sorted run).
+type genSpec struct {
+	Schema string // "narrow" or "wide"
+	Rows   int64  // total records in the level-0 files (approximately)
+	Runs   int
+	Seed   uint64
+}
+
+// benchOptions are the table options of every generated table. The large
+// target-file-size keeps each commit one level-0 file (one sorted run) even
+// for the wide schema; both compactd and Java honour it for their outputs.
+var benchOptions = map[string]string{
+	"bucket":           "1",
+	"file.format":      "parquet",
+	"merge-engine":     "deduplicate",
+	"write-only":       "true",
+	"target-file-size": "1 gb",
+}
+
+func bigint(nullable bool) table.DataType {
+	return table.DataType{Root: table.TypeBigInt, Nullable: nullable}
+}
+
+// benchFields returns the columns of a schema; column 0 is the BIGINT key.
+func benchFields(schema string) (table.RowType, error) {
+	switch schema {
+	case "narrow":
+		return table.RowType{
+			{ID: 0, Name: "id", Type: bigint(false)},
+			{ID: 1, Name: "v_long", Type: bigint(true)},
+			{ID: 2, Name: "v_double", Type: table.DataType{Root: table.TypeDouble, Nullable: true}},
+			{ID: 3, Name: "v_str", Type: table.DataType{Root: table.TypeVarChar, Length: table.MaxLength, Nullable: true}},
+		}, nil
+	case "wide":
+		// 30 columns: the key and 29 values cycling through common types.
+		types := []table.DataType{
+			{Root: table.TypeInt, Nullable: true},
+			{Root: table.TypeBigInt, Nullable: true},
+			{Root: table.TypeDouble, Nullable: true},
+			{Root: table.TypeVarChar, Length: table.MaxLength, Nullable: true},
+			{Root: table.TypeDecimal, Precision: 10, Scale: 2, Nullable: true},
+			{Root: table.TypeBoolean, Nullable: true},
+			{Root: table.TypeDate, Nullable: true},
+			{Root: table.TypeTimestamp, Precision: 3, Nullable: true},
+		}
+		f := table.RowType{{ID: 0, Name: "id", Type: bigint(false)}}
+		for i := 1; i < 30; i++ {
+			f = append(f, table.DataField{ID: i, Name: fmt.Sprintf("c%02d", i), Type: types[(i-1)%len(types)]})
+		}
+		return f, nil
+	}
+	return nil, fmt.Errorf("schema %q: want narrow or wide", schema)
+}
+
+// fillRow sets the value columns of row from rng; about 5% of values are NULL.
+func fillRow(fields table.RowType, row table.Row, rng *rand.Rand) {
+	for i := 1; i < len(fields); i++ {
+		if rng.IntN(20) == 0 {
+			row[i] = nil
+			continue
+		}
+		switch fields[i].Type.Root {
+		case table.TypeInt:
+			row[i] = rng.Int32N(1_000_000)
+		case table.TypeBigInt:
+			row[i] = rng.Int64N(1 << 40)
+		case table.TypeDouble:
+			row[i] = rng.Float64() * 1000
+		case table.TypeVarChar:
+			row[i] = words[rng.IntN(len(words))] + fmt.Sprint(rng.IntN(10000))
+		case table.TypeDecimal:
+			row[i] = table.Decimal{Unscaled: big.NewInt(rng.Int64N(10_000_000)), Precision: 10, Scale: 2}
+		case table.TypeBoolean:
+			row[i] = rng.IntN(2) == 0
+		case table.TypeDate:
+			row[i] = int32(19000 + rng.IntN(2000))
+		case table.TypeTimestamp:
+			row[i] = table.Timestamp{Millis: 1_700_000_000_000 + rng.Int64N(1<<35)}
+		}
+	}
+}
+
+var words = []string{"alpha-", "bravo-", "charlie-", "delta-", "echo-", "foxtrot-", "golf-", "hotel-"}
+
+// runKeys calls emit with the keys of run r in ascending order. Run r adds
+// m new keys (k*runs + r) spread over the whole key range, so every run
+// overlaps every other, and (for r > 0) updates one in four keys of earlier
+// runs (k*runs + k%r), so the merge has duplicates to resolve.
+func runKeys(m int64, runs, r int, emit func(key int64) error) error {
+	for k := int64(0); k < m; k++ {
+		base := k * int64(runs)
+		if r > 0 && k%4 == 0 {
+			if err := emit(base + k%int64(r)); err != nil {
+				return err
+			}
+		}
+		if err := emit(base + int64(r)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keysPerRun is m such that runs runs of runKeys hold about rows records.
+func keysPerRun(rows int64, runs int) int64 {
+	// runs*m new keys + (runs-1)*m/4 updates.
+	return max(1, rows*4/int64(5*runs-1))
+}
+
+// generate creates warehouse/db.name and writes spec.Runs commits of one
+// level-0 file each. It returns the number of records written.
+func generate(ctx context.Context, warehouse, db, name string, spec genSpec) (int64, error) {
+	fio, err := fileio.For(ctx, warehouse)
+	if err != nil {
+		return 0, err
+	}
+	fields, err := benchFields(spec.Schema)
+	if err != nil {
+		return 0, err
+	}
+	s, err := table.NewTableSchema(0, fields, len(fields)-1, nil, []string{"id"}, benchOptions, nil, 0)
+	if err != nil {
+		return 0, fmt.Errorf("schema %s: %w", spec.Schema, err)
+	}
+	t, err := write.CreateTable(ctx, fio, warehouse, db, name, s)
+	if err != nil {
+		return 0, err
+	}
+	w, err := write.NewWriter(ctx, t, "bench-writer")
+	if err != nil {
+		return 0, err
+	}
+	rng := rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x9e3779b97f4a7c15))
+	m := keysPerRun(spec.Rows, spec.Runs)
+	var total int64
+	for r := 0; r < spec.Runs; r++ {
+		err := runKeys(m, spec.Runs, r, func(key int64) error {
+			row := make(table.Row, len(fields))
+			row[0] = key
+			fillRow(fields, row, rng)
+			total++
+			return w.Write(table.RowKindInsert, row)
+		})
+		if err != nil {
+			return 0, fmt.Errorf("write %s run %d: %w", t.FullName(), r, err)
+		}
+		if _, err := w.Commit(ctx); err != nil {
+			return 0, fmt.Errorf("commit %s run %d: %w", t.FullName(), r, err)
+		}
+	}
+	return total, nil
+}

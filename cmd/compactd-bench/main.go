@@ -1,0 +1,162 @@
+// Command compactd-bench measures compactd side by side with Java Paimon:
+// full compaction of one large bucket (compactd, Java, and a decode/encode
+// "floor"), planning, snapshot expiration at scale, and S3 against local
+// disk. `make bench` (scripts/bench.sh) runs `compactd-bench run`; the other
+// verbs are the pieces it runs in child processes under /usr/bin/time -v.
+//
+//	compactd-bench gen    -warehouse W -table db.t -schema narrow|wide -rows N [-runs 8]
+//	compactd-bench floor  -warehouse W -table db.t
+//	compactd-bench genexpire -warehouse W -table db.t -snapshots S -files F
+//	compactd-bench genplan -warehouse W -table db.t -buckets B -files F
+//	compactd-bench plan   -warehouse W -table db.t [-n 3]
+//	compactd-bench upload -src DIR -dst s3://bucket/prefix
+//	compactd-bench run    [flags]   (see -h)
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/compactd/compactd/compact"
+	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "compactd-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return errors.New("usage: compactd-bench gen|floor|genexpire|genplan|plan|upload|run [flags]")
+	}
+	verb, args := args[0], args[1:]
+	fl := flag.NewFlagSet(verb, flag.ContinueOnError)
+	warehouse := fl.String("warehouse", "", "warehouse path (local or s3://)")
+	name := fl.String("table", "", "table as db.name")
+	out := json.NewEncoder(os.Stdout)
+	split := func() (string, string, error) {
+		db, tbl, ok := strings.Cut(*name, ".")
+		if *warehouse == "" || !ok {
+			return "", "", errors.New("-warehouse and -table db.name are required")
+		}
+		return db, tbl, nil
+	}
+	open := func() (*table.Table, error) {
+		db, tbl, err := split()
+		if err != nil {
+			return nil, err
+		}
+		fio, err := fileio.For(ctx, *warehouse)
+		if err != nil {
+			return nil, err
+		}
+		return table.Open(ctx, fio, *warehouse, db, tbl)
+	}
+	switch verb {
+	case "gen":
+		var spec genSpec
+		fl.StringVar(&spec.Schema, "schema", "narrow", "narrow (BIGINT key + 3 columns) or wide (30 columns)")
+		fl.Int64Var(&spec.Rows, "rows", 1_000_000, "records in the level-0 files (approximately)")
+		fl.IntVar(&spec.Runs, "runs", 8, "commits, each one level-0 file (sorted run)")
+		fl.Uint64Var(&spec.Seed, "seed", 1, "random seed")
+		if err := fl.Parse(args); err != nil {
+			return err
+		}
+		db, tbl, err := split()
+		if err != nil {
+			return err
+		}
+		n, err := generate(ctx, *warehouse, db, tbl, spec)
+		if err != nil {
+			return err
+		}
+		return out.Encode(map[string]any{"rows": n})
+	case "floor":
+		if err := fl.Parse(args); err != nil {
+			return err
+		}
+		t, err := open()
+		if err != nil {
+			return err
+		}
+		res, err := floor(ctx, t)
+		if err != nil {
+			return err
+		}
+		return out.Encode(res)
+	case "genexpire":
+		snaps := fl.Int("snapshots", 1000, "snapshots")
+		files := fl.Int("files", 100_000, "data files named by the delta manifests in all")
+		if err := fl.Parse(args); err != nil {
+			return err
+		}
+		db, tbl, err := split()
+		if err != nil {
+			return err
+		}
+		_, err = genExpire(ctx, *warehouse, db, tbl, *snaps, *files)
+		return err
+	case "genplan":
+		buckets := fl.Int("buckets", 100, "buckets")
+		files := fl.Int("files", 100, "files per bucket")
+		if err := fl.Parse(args); err != nil {
+			return err
+		}
+		db, tbl, err := split()
+		if err != nil {
+			return err
+		}
+		_, err = genPlan(ctx, *warehouse, db, tbl, *buckets, *files)
+		return err
+	case "plan":
+		n := fl.Int("n", 3, "repetitions")
+		if err := fl.Parse(args); err != nil {
+			return err
+		}
+		t, err := open()
+		if err != nil {
+			return err
+		}
+		var best time.Duration
+		var jobs int
+		for i := 0; i < *n; i++ {
+			start := time.Now()
+			_, plan, _, err := compact.PlanTable(ctx, t, compact.Options{}, time.Now())
+			if err != nil {
+				return err
+			}
+			if d := time.Since(start); i == 0 || d < best {
+				best = d
+			}
+			jobs = len(plan.Jobs)
+		}
+		return out.Encode(map[string]any{"bestSeconds": best.Seconds(), "jobs": jobs})
+	case "upload":
+		src := fl.String("src", "", "local directory")
+		dst := fl.String("dst", "", "destination directory (s3://bucket/prefix)")
+		if err := fl.Parse(args); err != nil {
+			return err
+		}
+		n, err := upload(ctx, *src, *dst)
+		if err != nil {
+			return err
+		}
+		return out.Encode(map[string]any{"files": n})
+	case "run":
+		return runAll(ctx, fl, args)
+	}
+	return fmt.Errorf("unknown verb %q", verb)
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/compactd/compactd/fileio"
+)
+
+// measurement is one child process run under /usr/bin/time -v.
+type measurement struct {
+	Wall   time.Duration
+	MaxRSS int64 // bytes
+	Stdout string
+}
+
+var (
+	rssRe  = regexp.MustCompile(`Maximum resident set size \(kbytes\): (\d+)`)
+	wallRe = regexp.MustCompile(`Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([0-9:.]+)`)
+)
+
+// parseTimeV reads GNU time's -v report: peak RSS in bytes and wall time.
+func parseTimeV(report string) (rss int64, wall time.Duration, err error) {
+	m := rssRe.FindStringSubmatch(report)
+	if m == nil {
+		return 0, 0, fmt.Errorf("no \"Maximum resident set size\" in time -v output")
+	}
+	kb, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil {
+		return 0, 0, err
+	}
+	w := wallRe.FindStringSubmatch(report)
+	if w == nil {
+		return 0, 0, fmt.Errorf("no wall clock time in time -v output")
+	}
+	// h:mm:ss or m:ss.ss
+	var secs float64
+	for _, part := range strings.Split(w[1], ":") {
+		v, err := strconv.ParseFloat(part, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("wall clock %q: %w", w[1], err)
+		}
+		secs = secs*60 + v
+	}
+	return kb * 1024, time.Duration(secs * float64(time.Second)), nil
+}
+
+// measure runs argv under /usr/bin/time -v with extra environment entries.
+// The wall time is the parent's own clock (finer than time's 10 ms).
+func measure(ctx context.Context, env []string, argv ...string) (measurement, error) {
+	report, err := os.CreateTemp("", "compactd-bench-time-*")
+	if err != nil {
+		return measurement{}, err
+	}
+	report.Close()
+	defer os.Remove(report.Name())
+	cmd := exec.CommandContext(ctx, "/usr/bin/time", append([]string{"-v", "-o", report.Name()}, argv...)...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	runErr := cmd.Run()
+	wall := time.Since(start)
+	if runErr != nil {
+		return measurement{}, fmt.Errorf("%s: %w\n%s", strings.Join(argv, " "), runErr, tail(stderr.String(), 2000))
+	}
+	text, err := os.ReadFile(report.Name())
+	if err != nil {
+		return measurement{}, err
+	}
+	rss, _, err := parseTimeV(string(text))
+	if err != nil {
+		return measurement{}, fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
+	}
+	return measurement{Wall: wall, MaxRSS: rss, Stdout: stdout.String()}, nil
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+// upload copies every file under the local directory src to dst (any store
+// fileio.For accepts), keeping relative paths.
+func upload(ctx context.Context, src, dst string) (int, error) {
+	fio, err := fileio.For(ctx, dst)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := fileio.WriteFile(ctx, fio, fileio.Join(dst, filepath.ToSlash(rel)), data); err != nil {
+			return fmt.Errorf("upload %s: %w", p, err)
+		}
+		n++
+		return nil
+	})
+	return n, err
+}
+
+// copyDir copies a directory tree with cp -a (keeps mtimes; fast).
+func copyDir(ctx context.Context, src, dst string) error {
+	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	out, err := exec.CommandContext(ctx, "cp", "-a", src, dst).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("cp -a %s %s: %w: %s", src, dst, err, out)
+	}
+	return nil
+}

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/write"
+)
+
+// metaTable creates an empty metadata-only table (BIGINT key, one value
+// column) with the given bucket count and extra options.
+func metaTable(ctx context.Context, warehouse, db, name string, buckets int, extra map[string]string) (*table.Table, error) {
+	fio, err := fileio.For(ctx, warehouse)
+	if err != nil {
+		return nil, err
+	}
+	fields := table.RowType{
+		{ID: 0, Name: "id", Type: bigint(false)},
+		{ID: 1, Name: "v", Type: bigint(true)},
+	}
+	opts := map[string]string{"bucket": fmt.Sprint(buckets), "file.format": "parquet", "write-only": "true"}
+	for k, v := range extra {
+		opts[k] = v
+	}
+	s, err := table.NewTableSchema(0, fields, 1, nil, []string{"id"}, opts, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	return write.CreateTable(ctx, fio, warehouse, db, name, s)
+}
+
+var keyTypes = []table.DataType{bigint(false)}
+
+// fakeFile is the DataFileMeta of a data file that does not exist: metadata
+// benchmarks need manifests, not Parquet.
+func fakeFile(t *table.Table, level int32, minKey, maxKey, minSeq, maxSeq, rows, size int64, created int64) (table.DataFileMeta, error) {
+	lo, err := table.EncodeBinaryRow(keyTypes, table.Row{minKey})
+	if err != nil {
+		return table.DataFileMeta{}, err
+	}
+	hi, err := table.EncodeBinaryRow(keyTypes, table.Row{maxKey})
+	if err != nil {
+		return table.DataFileMeta{}, err
+	}
+	zero := int64(0)
+	keyStats, err := table.NewSimpleStats(keyTypes, table.Row{minKey}, table.Row{maxKey}, []*int64{&zero})
+	if err != nil {
+		return table.DataFileMeta{}, err
+	}
+	src := table.FileSourceAppend
+	if level > 0 {
+		src = table.FileSourceCompact
+	}
+	return table.DataFileMeta{
+		FileName: t.Paths().NewDataFileName(), FileSize: size, RowCount: rows,
+		MinKey: lo, MaxKey: hi, KeyStats: keyStats, ValueStats: table.EmptySimpleStats(),
+		MinSequenceNumber: minSeq, MaxSequenceNumber: maxSeq, SchemaID: 0, Level: level,
+		ExtraFiles: []string{}, CreationTime: &created, DeleteRowCount: &zero, FileSource: &src,
+		ValueStatsCols: []string{},
+	}, nil
+}
+
+// writeManifests writes one manifest holding entries and a manifest list
+// naming it (an empty list when entries is empty); it returns the list's
+// name and size.
+func writeManifests(ctx context.Context, t *table.Table, entries []table.ManifestEntry) (string, int64, error) {
+	p := t.Paths()
+	codec := t.Options().ManifestCompression
+	var metas []table.ManifestFileMeta
+	if len(entries) > 0 {
+		name := p.NewManifestFileName()
+		size, err := table.WriteManifest(ctx, t.FileIO(), p.ManifestPath(name), entries, codec)
+		if err != nil {
+			return "", 0, err
+		}
+		m, err := table.NewManifestFileMeta(name, size, entries, nil, 0)
+		if err != nil {
+			return "", 0, err
+		}
+		metas = append(metas, m)
+	}
+	list := p.NewManifestListName()
+	size, err := table.WriteManifestList(ctx, t.FileIO(), p.ManifestPath(list), metas, codec)
+	if err != nil {
+		return "", 0, err
+	}
+	return list, size, nil
+}
+
+func writeSnapshot(ctx context.Context, t *table.Table, id int64, kind table.CommitKind, base, delta string, baseSize, deltaSize, total, deltaRows, millis int64) error {
+	s := &table.Snapshot{
+		Version: 3, ID: id, SchemaID: 0,
+		BaseManifestList: base, BaseManifestListSize: &baseSize,
+		DeltaManifestList: delta, DeltaManifestListSize: &deltaSize,
+		CommitUser: "bench-meta", CommitIdentifier: id, CommitKind: kind, TimeMillis: millis,
+		TotalRecordCount: total, DeltaRecordCount: deltaRows,
+	}
+	return t.WriteSnapshot(ctx, s)
+}
+
+// genExpire builds a table of `snapshots` snapshots whose delta manifests
+// name `files` data files in all: snapshot i adds files/snapshots new files
+// and (like a compaction) deletes the previous snapshot's, so expiring the
+// range reads every one of them and condemns all but the last snapshot's.
+// Snapshot times lie an hour and more in the past. No data file exists.
+func genExpire(ctx context.Context, warehouse, db, name string, snapshots, files int) (*table.Table, error) {
+	t, err := metaTable(ctx, warehouse, db, name, 1, nil)
+	if err != nil {
+		return nil, err
+	}
+	per := max(1, files/snapshots)
+	start := time.Now().Add(-2 * time.Hour).UnixMilli()
+	var prev []table.ManifestEntry
+	var seq, key int64
+	for i := int64(1); i <= int64(snapshots); i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		adds := make([]table.ManifestEntry, 0, per)
+		for j := 0; j < per; j++ {
+			f, err := fakeFile(t, 0, key, key+99, seq, seq+99, 100, 4096, start)
+			if err != nil {
+				return nil, err
+			}
+			key += 100
+			seq += 100
+			adds = append(adds, table.ManifestEntry{Kind: table.FileKindAdd, Partition: table.EmptyBinaryRow(), Bucket: 0, TotalBuckets: 1, File: f})
+		}
+		delta := make([]table.ManifestEntry, 0, len(prev)+len(adds))
+		for _, e := range prev {
+			e.Kind = table.FileKindDelete
+			delta = append(delta, e)
+		}
+		delta = append(delta, adds...)
+		baseList, baseSize, err := writeManifests(ctx, t, prev)
+		if err != nil {
+			return nil, fmt.Errorf("snapshot %d base: %w", i, err)
+		}
+		deltaList, deltaSize, err := writeManifests(ctx, t, delta)
+		if err != nil {
+			return nil, fmt.Errorf("snapshot %d delta: %w", i, err)
+		}
+		kind := table.CommitCompact
+		if i == 1 {
+			kind = table.CommitAppend
+		}
+		if err := writeSnapshot(ctx, t, i, kind, baseList, deltaList, baseSize, deltaSize, int64(per*100), int64(per*100), start+i); err != nil {
+			return nil, err
+		}
+		prev = adds
+	}
+	if err := t.WriteEarliestHint(ctx, 1); err != nil {
+		return nil, err
+	}
+	if err := t.WriteLatestHint(ctx, int64(snapshots)); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// genPlan builds a one-snapshot table of `buckets` buckets with
+// filesPerBucket files each: a stack of levels 1..5 with disjoint key
+// ranges plus 5 overlapping level-0 files, so every bucket has a pick.
+func genPlan(ctx context.Context, warehouse, db, name string, buckets, filesPerBucket int) (*table.Table, error) {
+	t, err := metaTable(ctx, warehouse, db, name, buckets, nil)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UnixMilli()
+	var entries []table.ManifestEntry
+	const nL0 = 5
+	for b := 0; b < buckets; b++ {
+		seq := int64(0)
+		perLevel := max(1, (filesPerBucket-nL0)/5)
+		add := func(level int32, lo, hi int64, size int64) error {
+			f, err := fakeFile(t, level, lo, hi, seq, seq+999, 1000, size, now)
+			if err != nil {
+				return err
+			}
+			seq += 1000
+			entries = append(entries, table.ManifestEntry{Kind: table.FileKindAdd, Partition: table.EmptyBinaryRow(),
+				Bucket: int32(b), TotalBuckets: int32(buckets), File: f})
+			return nil
+		}
+		for lvl := int32(1); lvl <= 5; lvl++ {
+			for k := 0; k < perLevel; k++ {
+				if err := add(lvl, int64(k)*1000, int64(k)*1000+999, int64(8+lvl*16)<<20); err != nil {
+					return nil, err
+				}
+			}
+		}
+		for k := 0; k < nL0; k++ {
+			lo := int64(k * 7919 % (perLevel * 1000))
+			if err := add(0, lo, lo+50_000, 4<<20); err != nil {
+				return nil, err
+			}
+		}
+	}
+	base, baseSize, err := writeManifests(ctx, t, nil)
+	if err != nil {
+		return nil, err
+	}
+	delta, deltaSize, err := writeManifests(ctx, t, entries)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeSnapshot(ctx, t, 1, table.CommitAppend, base, delta, baseSize, deltaSize, int64(len(entries))*1000, int64(len(entries))*1000, now); err != nil {
+		return nil, err
+	}
+	if err := t.WriteEarliestHint(ctx, 1); err != nil {
+		return nil, err
+	}
+	return t, t.WriteLatestHint(ctx, 1)
+}

@@ -1,0 +1,640 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table"
+)
+
+// config is what `compactd-bench run` measures.
+type config struct {
+	Work       string
+	Compactd   string
+	Sizes      []int64
+	Runs       int
+	Schemas    []string
+	Java       bool
+	JavaOpts   string
+	S3         bool
+	S3Rows     int64
+	Expire     [][2]int
+	Plan       [][2]int
+	PlannerGo  bool
+	Out        string
+	KeepMaster bool
+}
+
+func parsePairs(s string) ([][2]int, error) {
+	var out [][2]int
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		a, b, ok := strings.Cut(p, ":")
+		x, err1 := strconv.Atoi(a)
+		y, err2 := strconv.Atoi(b)
+		if !ok || err1 != nil || err2 != nil || x <= 0 || y <= 0 {
+			return nil, fmt.Errorf("%q: want N:M[,N:M...]", s)
+		}
+		out = append(out, [2]int{x, y})
+	}
+	return out, nil
+}
+
+func parseSizes(s string) ([]int64, error) {
+	var out []int64
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.ReplaceAll(p, "_", ""), 10, 64)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("size %q: want a positive row count", p)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func runAll(ctx context.Context, fl *flag.FlagSet, args []string) error {
+	var c config
+	var sizes, schemas, expireS, planS string
+	fl.StringVar(&c.Work, "work", ".cache/bench", "scratch directory (tables are cached here between runs)")
+	fl.StringVar(&c.Compactd, "compactd", "bin/compactd", "compactd binary")
+	fl.StringVar(&sizes, "rows", "1000000,10000000", "row counts of the compaction benchmark, comma-separated")
+	fl.IntVar(&c.Runs, "runs", 8, "sorted runs (level-0 files) per table")
+	fl.StringVar(&schemas, "schemas", "narrow,wide", "schemas: narrow, wide")
+	fl.BoolVar(&c.Java, "java", true, "measure Java Paimon's compaction (needs interop/install.sh)")
+	fl.StringVar(&c.JavaOpts, "java-opts", "", "JVM flags for the Java compaction (empty: JVM defaults)")
+	fl.BoolVar(&c.S3, "s3", false, "measure the narrow compaction on the S3 server of $COMPACTD_TEST_S3_ENDPOINT too")
+	fl.Int64Var(&c.S3Rows, "s3-rows", 1_000_000, "row count of the S3 comparison (must be one of -rows)")
+	fl.StringVar(&expireS, "expire", "1000:100000,10000:1000000", "expiration sizes snapshots:files, comma-separated (empty: skip)")
+	fl.StringVar(&planS, "plan", "100:100,1000:100", "PlanTable sizes buckets:files-per-bucket (empty: skip)")
+	fl.BoolVar(&c.PlannerGo, "planner-bench", true, "run go test -bench BenchmarkPlan ./planner")
+	fl.StringVar(&c.Out, "out", "", "write the markdown report here too")
+	fl.BoolVar(&c.KeepMaster, "keep", true, "keep generated tables in -work for the next run")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	var err error
+	if c.Sizes, err = parseSizes(sizes); err != nil {
+		return err
+	}
+	if c.Expire, err = parsePairs(expireS); err != nil {
+		return err
+	}
+	if c.Plan, err = parsePairs(planS); err != nil {
+		return err
+	}
+	for _, s := range strings.Split(schemas, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			if _, err := benchFields(s); err != nil {
+				return err
+			}
+			c.Schemas = append(c.Schemas, s)
+		}
+	}
+	if c.Work, err = filepath.Abs(c.Work); err != nil {
+		return err
+	}
+	if c.Compactd, err = filepath.Abs(c.Compactd); err != nil {
+		return err
+	}
+	r := &runner{c: c}
+	report, err := r.all(ctx)
+	fmt.Print(report)
+	if c.Out != "" && report != "" {
+		if werr := os.WriteFile(c.Out, []byte(report), 0o644); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+type runner struct {
+	c    config
+	self string
+	out  strings.Builder
+	// localCompactd[rows] is the local narrow compactd wall time, for the S3 ratio.
+	localNarrow map[int64]time.Duration
+}
+
+func (r *runner) printf(format string, a ...any) {
+	fmt.Fprintf(&r.out, format, a...)
+}
+
+func (r *runner) all(ctx context.Context) (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	r.self = self
+	r.localNarrow = map[int64]time.Duration{}
+	if err := os.MkdirAll(r.c.Work, 0o755); err != nil {
+		return "", err
+	}
+	r.machine(ctx)
+	steps := []func(context.Context) error{r.compaction, r.s3, r.planning, r.expiration}
+	var errs []error
+	for _, step := range steps {
+		if err := step(ctx); err != nil {
+			if ctx.Err() != nil {
+				return r.out.String(), err
+			}
+			slog.Error("benchmark step failed", "err", err)
+			r.printf("\n**FAILED:** %v\n", strings.ReplaceAll(err.Error(), "\n", " "))
+			errs = append(errs, err)
+		}
+	}
+	return r.out.String(), errors.Join(errs...)
+}
+
+func firstLine(ctx context.Context, name string, args ...string) string {
+	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
+	if err != nil {
+		return "?"
+	}
+	s := strings.TrimSpace(string(out))
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+func (r *runner) machine(ctx context.Context) {
+	cpu := "?"
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = strings.TrimSpace(v)
+				break
+			}
+		}
+		f.Close()
+	}
+	mem := "?"
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 1 {
+			if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				mem = fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
+			}
+		}
+	}
+	load := "?"
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		load = strings.Join(strings.Fields(string(b))[:3], " ")
+	}
+	r.printf("## Machine\n\n")
+	r.printf("- date: %s\n", time.Now().UTC().Format(time.RFC3339))
+	r.printf("- CPU: %s, %d cores (GOMAXPROCS %d); memory %s; load average at start %s\n", cpu, runtime.NumCPU(), runtime.GOMAXPROCS(0), mem, load)
+	r.printf("- %s; %s\n", runtime.Version(), firstLine(ctx, "java", "-version"))
+	if r.c.Java {
+		heap := "?"
+		if out, err := exec.CommandContext(ctx, "java", "-XX:+PrintFlagsFinal", "-version").Output(); err == nil {
+			for _, l := range strings.Split(string(out), "\n") {
+				if f := strings.Fields(l); len(f) >= 4 && f[1] == "MaxHeapSize" {
+					if n, err := strconv.ParseInt(f[3], 10, 64); err == nil {
+						heap = fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+					}
+				}
+			}
+		}
+		opts := r.c.JavaOpts
+		if opts == "" {
+			opts = "none (JVM defaults)"
+		}
+		r.printf("- JVM flags for Java compaction: %s; default max heap %s\n", opts, heap)
+	}
+	r.printf("\n")
+}
+
+// master returns the cached generated warehouse of a schema and size,
+// generating it when missing.
+func (r *runner) master(ctx context.Context, schema string, rows int64) (string, time.Duration, error) {
+	wh := filepath.Join(r.c.Work, fmt.Sprintf("%s-%d-r%d", schema, rows, r.c.Runs), "wh")
+	done := filepath.Join(filepath.Dir(wh), "done")
+	if _, err := os.Stat(done); err == nil {
+		return wh, 0, nil
+	}
+	if err := os.RemoveAll(filepath.Dir(wh)); err != nil {
+		return "", 0, err
+	}
+	slog.Info("generating", "schema", schema, "rows", rows)
+	m, err := measure(ctx, nil, r.self, "gen", "-warehouse", wh, "-table", "bench."+schema, "-schema", schema,
+		"-rows", fmt.Sprint(rows), "-runs", fmt.Sprint(r.c.Runs))
+	if err != nil {
+		return "", 0, err
+	}
+	return wh, m.Wall, os.WriteFile(done, nil, 0o644)
+}
+
+// bucketFacts reads the live files of the table's latest snapshot.
+type bucketFacts struct {
+	Files    int
+	Rows     int64
+	Bytes    int64
+	MaxLevel int32
+	Snapshot int64
+	Kind     table.CommitKind
+}
+
+func facts(ctx context.Context, warehouse, name string) (bucketFacts, error) {
+	var f bucketFacts
+	fio, err := fileio.For(ctx, warehouse)
+	if err != nil {
+		return f, err
+	}
+	db, tbl, _ := strings.Cut(name, ".")
+	t, err := table.Open(ctx, fio, warehouse, db, tbl)
+	if err != nil {
+		return f, err
+	}
+	s, err := t.LatestSnapshot(ctx)
+	if err != nil {
+		return f, err
+	}
+	fs, err := t.FileSet(ctx, s)
+	if err != nil {
+		return f, err
+	}
+	f.Snapshot, f.Kind = s.ID, s.CommitKind
+	for _, b := range fs.Buckets() {
+		for _, e := range b.Files {
+			f.Files++
+			f.Rows += e.File.RowCount
+			f.Bytes += e.File.FileSize
+			f.MaxLevel = max(f.MaxLevel, e.File.Level)
+		}
+	}
+	return f, nil
+}
+
+func (r *runner) javaArgv(ctx context.Context, verb string, flags ...string) ([]string, error) {
+	java := filepath.Join("interop", "java", "target")
+	cp, err := os.ReadFile(filepath.Join(java, "classpath.txt"))
+	if err != nil {
+		return nil, fmt.Errorf("Java oracle not built (run bash interop/install.sh): %w", err)
+	}
+	classes, err := filepath.Abs(filepath.Join(java, "classes"))
+	if err != nil {
+		return nil, err
+	}
+	argv := []string{"java"}
+	argv = append(argv, strings.Fields(r.c.JavaOpts)...)
+	argv = append(argv, "-cp", classes+":"+strings.TrimSpace(string(cp)), "compactd.interop.Main", verb)
+	return append(argv, flags...), nil
+}
+
+type compactionRow struct {
+	schema              string
+	rows                int64
+	in                  bucketFacts
+	gen                 time.Duration
+	go_, java, floor    measurement
+	haveJava, haveFloor bool
+	outGo, outJava      bucketFacts
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.0f", float64(b)/(1<<20)) }
+
+func rate(rows int64, d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", float64(rows)/d.Seconds())
+}
+
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", a/b)
+}
+
+// compaction measures compactd, Java and the floor on copies of each
+// generated table.
+func (r *runner) compaction(ctx context.Context) error {
+	var rows []compactionRow
+	scratch := filepath.Join(r.c.Work, "scratch")
+	defer os.RemoveAll(scratch)
+	var errs []error
+	for _, schema := range r.c.Schemas {
+		for _, n := range r.c.Sizes {
+			row, err := r.compactOne(ctx, schema, n, scratch)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s %d rows: %w", schema, n, err))
+				continue
+			}
+			rows = append(rows, row)
+			if schema == "narrow" {
+				r.localNarrow[n] = row.go_.Wall
+			}
+		}
+	}
+	r.printf("## 1. Full compaction of one bucket (%d sorted runs, deduplicate)\n\n", r.c.Runs)
+	r.printf("Input rows are the records of the level-0 files (keys overlap across runs; about 1 in 5 records updates an older key). ")
+	r.printf("Throughput = input rows / wall time of the whole process (JVM start-up included for Java). RSS = peak resident set size (`/usr/bin/time -v`).\n\n")
+	r.printf("| schema | input rows | files → out | input MiB | compactd s | compactd rows/s | compactd RSS MiB | Java s | Java rows/s | Java RSS MiB | floor s | floor rows/s | floor RSS MiB | compactd/Java throughput | compactd/Java RSS | compactd time / floor time |\n")
+	r.printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, x := range rows {
+		javaS, javaRate, javaRSS, tput, rss := "-", "-", "-", "-", "-"
+		if x.haveJava {
+			javaS = fmt.Sprintf("%.1f", x.java.Wall.Seconds())
+			javaRate = rate(x.in.Rows, x.java.Wall)
+			javaRSS = mib(x.java.MaxRSS)
+			tput = ratio(x.java.Wall.Seconds(), x.go_.Wall.Seconds())
+			rss = ratio(float64(x.go_.MaxRSS), float64(x.java.MaxRSS))
+		}
+		floorS, floorRate, floorRSS, vsFloor := "-", "-", "-", "-"
+		if x.haveFloor {
+			floorS = fmt.Sprintf("%.1f", x.floor.Wall.Seconds())
+			floorRate = rate(x.in.Rows, x.floor.Wall)
+			floorRSS = mib(x.floor.MaxRSS)
+			vsFloor = ratio(x.go_.Wall.Seconds(), x.floor.Wall.Seconds())
+		}
+		r.printf("| %s | %d | %d → %d | %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			x.schema, x.in.Rows, x.in.Files, x.outGo.Files, mib(x.in.Bytes), x.go_.Wall.Seconds(), rate(x.in.Rows, x.go_.Wall), mib(x.go_.MaxRSS),
+			javaS, javaRate, javaRSS, floorS, floorRate, floorRSS, tput, rss, vsFloor)
+	}
+	r.printf("\nOutput check: ")
+	for _, x := range rows {
+		r.printf("%s/%d: compactd wrote %d rows at level %d", x.schema, x.rows, x.outGo.Rows, x.outGo.MaxLevel)
+		if x.haveJava {
+			r.printf(", Java %d rows at level %d", x.outJava.Rows, x.outJava.MaxLevel)
+			if x.outJava.Rows != x.outGo.Rows {
+				r.printf(" (**MISMATCH**)")
+			}
+		}
+		r.printf("; ")
+	}
+	r.printf("\n\nRSS growth with rows (compactd peak RSS, MiB): ")
+	for _, schema := range r.c.Schemas {
+		r.printf("%s:", schema)
+		for _, x := range rows {
+			if x.schema == schema {
+				r.printf(" %d rows → %s", x.rows, mib(x.go_.MaxRSS))
+			}
+		}
+		r.printf("; ")
+	}
+	r.printf("\n\nGeneration with compactd's writer (one commit per run, not part of the comparison): ")
+	for _, x := range rows {
+		if x.gen > 0 {
+			r.printf("%s/%d %.1f s; ", x.schema, x.rows, x.gen.Seconds())
+		}
+	}
+	r.printf("\n\n")
+	return errors.Join(errs...)
+}
+
+func (r *runner) compactOne(ctx context.Context, schema string, n int64, scratch string) (compactionRow, error) {
+	x := compactionRow{schema: schema, rows: n}
+	master, gen, err := r.master(ctx, schema, n)
+	if err != nil {
+		return x, err
+	}
+	x.gen = gen
+	name := "bench." + schema
+	if x.in, err = facts(ctx, master, name); err != nil {
+		return x, err
+	}
+	wh := filepath.Join(scratch, "wh")
+	// compactd
+	if err := copyDir(ctx, master, wh); err != nil {
+		return x, err
+	}
+	slog.Info("compactd compact --full", "schema", schema, "rows", x.in.Rows)
+	if x.go_, err = measure(ctx, nil, r.c.Compactd, "compact", wh, name, "--full"); err != nil {
+		return x, err
+	}
+	if x.outGo, err = facts(ctx, wh, name); err != nil {
+		return x, err
+	}
+	if x.outGo.Kind != table.CommitCompact {
+		return x, fmt.Errorf("compactd did not commit a COMPACT snapshot (latest is %s)", x.outGo.Kind)
+	}
+	// Java
+	if r.c.Java {
+		if err := copyDir(ctx, master, wh); err != nil {
+			return x, err
+		}
+		argv, err := r.javaArgv(ctx, "compact", "--warehouse", wh, "--table", name)
+		if err != nil {
+			return x, err
+		}
+		slog.Info("Java compact", "schema", schema, "rows", x.in.Rows)
+		if x.java, err = measure(ctx, nil, argv...); err != nil {
+			return x, err
+		}
+		if x.outJava, err = facts(ctx, wh, name); err != nil {
+			return x, err
+		}
+		x.haveJava = true
+	}
+	// floor
+	if err := copyDir(ctx, master, wh); err != nil {
+		return x, err
+	}
+	slog.Info("floor", "schema", schema, "rows", x.in.Rows)
+	if x.floor, err = measure(ctx, nil, r.self, "floor", "-warehouse", wh, "-table", name); err != nil {
+		return x, err
+	}
+	var fr floorResult
+	if err := json.Unmarshal([]byte(x.floor.Stdout), &fr); err != nil {
+		return x, fmt.Errorf("floor output %q: %w", x.floor.Stdout, err)
+	}
+	if fr.Rows != x.in.Rows {
+		return x, fmt.Errorf("floor copied %d rows, the table has %d", fr.Rows, x.in.Rows)
+	}
+	x.haveFloor = true
+	return x, os.RemoveAll(wh)
+}
+
+// s3 runs the narrow compaction on the loopback S3 server.
+func (r *runner) s3(ctx context.Context) error {
+	if !r.c.S3 {
+		return nil
+	}
+	endpoint, bucket := os.Getenv("COMPACTD_TEST_S3_ENDPOINT"), os.Getenv("COMPACTD_TEST_S3_BUCKET")
+	if endpoint == "" || bucket == "" {
+		return errors.New("-s3: COMPACTD_TEST_S3_ENDPOINT and COMPACTD_TEST_S3_BUCKET are not set (eval \"$(scripts/s3-server.sh start)\")")
+	}
+	master, _, err := r.master(ctx, "narrow", r.c.S3Rows)
+	if err != nil {
+		return err
+	}
+	prefix := fmt.Sprintf("bench-%d", time.Now().UnixNano())
+	wh := "s3://" + bucket + "/" + prefix
+	env := []string{"AWS_ENDPOINT_URL_S3=" + endpoint}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		os.Setenv(k, v)
+	}
+	start := time.Now()
+	if _, err := upload(ctx, master, wh); err != nil {
+		return err
+	}
+	up := time.Since(start)
+	in, err := facts(ctx, wh, "bench.narrow")
+	if err != nil {
+		return err
+	}
+	slog.Info("compactd compact --full on S3", "rows", in.Rows)
+	m, err := measure(ctx, env, r.c.Compactd, "compact", wh, "bench.narrow", "--full")
+	if err != nil {
+		return err
+	}
+	out, err := facts(ctx, wh, "bench.narrow")
+	if err != nil {
+		return err
+	}
+	local, ok := r.localNarrow[r.c.S3Rows]
+	if !ok {
+		scratch := filepath.Join(r.c.Work, "scratch-s3")
+		defer os.RemoveAll(scratch)
+		if err := copyDir(ctx, master, scratch); err != nil {
+			return err
+		}
+		lm, err := measure(ctx, nil, r.c.Compactd, "compact", scratch, "bench.narrow", "--full")
+		if err != nil {
+			return err
+		}
+		local = lm.Wall
+	}
+	r.printf("## 4. S3 (loopback versitygw, posix backend on the same disk) vs local disk\n\n")
+	r.printf("| table | input rows | local s | S3 s | S3/local | S3 RSS MiB | S3 output rows |\n|---|---|---|---|---|---|---|\n")
+	r.printf("| narrow | %d | %.1f | %.1f | %s | %s | %d |\n\n", in.Rows, local.Seconds(), m.Wall.Seconds(),
+		ratio(m.Wall.Seconds(), local.Seconds()), mib(m.MaxRSS), out.Rows)
+	r.printf("(Upload of the input table, not measured above: %.1f s.)\n\n", up.Seconds())
+	return nil
+}
+
+var benchLine = func(line string) bool { return strings.HasPrefix(line, "BenchmarkPlan") }
+
+// planning reports planner.BenchmarkPlan and compact.PlanTable on
+// generated metadata.
+func (r *runner) planning(ctx context.Context) error {
+	r.printf("## 2. Planning\n\n")
+	var errs []error
+	if r.c.PlannerGo {
+		cmd := exec.CommandContext(ctx, "go", "test", "./planner", "-run", "^$", "-bench", "BenchmarkPlan", "-benchmem", "-count", "1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("go test -bench BenchmarkPlan: %w: %s", err, tail(string(out), 1000)))
+		} else {
+			r.printf("`go test ./planner -run '^$' -bench BenchmarkPlan -benchmem` (pure planner, no I/O):\n\n```\n")
+			for _, l := range strings.Split(string(out), "\n") {
+				if benchLine(l) {
+					r.printf("%s\n", l)
+				}
+			}
+			r.printf("```\n\n")
+		}
+	}
+	if len(r.c.Plan) > 0 {
+		r.printf("`compact.PlanTable` on a generated table (one snapshot, one manifest; per bucket levels 1–5 and 5 overlapping level-0 files): reads the snapshot and manifest, folds the file set, builds the view and plans. Best of 3 in one process; RSS of that process.\n\n")
+		r.printf("| buckets | files | manifest MiB | PlanTable s | jobs | RSS MiB |\n|---|---|---|---|---|---|\n")
+		for _, p := range r.c.Plan {
+			dir := filepath.Join(r.c.Work, fmt.Sprintf("plan-%d-%d", p[0], p[1]))
+			os.RemoveAll(dir)
+			wh := filepath.Join(dir, "wh")
+			if _, err := measure(ctx, nil, r.self, "genplan", "-warehouse", wh, "-table", "bench.plan", "-buckets", fmt.Sprint(p[0]), "-files", fmt.Sprint(p[1])); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			m, err := measure(ctx, nil, r.self, "plan", "-warehouse", wh, "-table", "bench.plan", "-n", "3")
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			var res struct {
+				BestSeconds float64
+				Jobs        int
+			}
+			if err := json.Unmarshal([]byte(m.Stdout), &res); err != nil {
+				errs = append(errs, fmt.Errorf("plan output %q: %w", m.Stdout, err))
+				continue
+			}
+			in, err := facts(ctx, wh, "bench.plan")
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			r.printf("| %d | %d | %.2f | %.3f | %d | %s |\n", p[0], in.Files, dirMiB(filepath.Join(wh, "bench.db", "plan", "manifest")), res.BestSeconds, res.Jobs, mib(m.MaxRSS))
+			os.RemoveAll(dir)
+		}
+		r.printf("\n")
+	}
+	return errors.Join(errs...)
+}
+
+func dirMiB(dir string) float64 {
+	var n int64
+	filepath.Walk(dir, func(_ string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			n += info.Size()
+		}
+		return nil
+	})
+	return float64(n) / (1 << 20)
+}
+
+// expiration generates metadata-only tables and times `compactd expire`.
+func (r *runner) expiration(ctx context.Context) error {
+	if len(r.c.Expire) == 0 {
+		return nil
+	}
+	r.printf("## 3. Snapshot expiration at scale\n\n")
+	r.printf("Generated metadata (no data files exist): snapshot i adds files/snapshots files and deletes the previous snapshot's, so the delta manifests of the expired range name every file. `compactd expire --retain-min 1 --retain-max 1 --time-retained 1ms --limit <all>` expires all but the latest snapshot; deleting the (absent) data files is part of the run.\n\n")
+	r.printf("| snapshots | files | generate s | expire s | expire RSS MiB | snapshots expired | data files deleted | manifests deleted | µs per file |\n|---|---|---|---|---|---|---|---|---|\n")
+	var errs []error
+	for _, p := range r.c.Expire {
+		dir := filepath.Join(r.c.Work, fmt.Sprintf("expire-%d-%d", p[0], p[1]))
+		os.RemoveAll(dir)
+		wh := filepath.Join(dir, "wh")
+		slog.Info("generating expiration metadata", "snapshots", p[0], "files", p[1])
+		g, err := measure(ctx, nil, r.self, "genexpire", "-warehouse", wh, "-table", "bench.exp", "-snapshots", fmt.Sprint(p[0]), "-files", fmt.Sprint(p[1]))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		slog.Info("compactd expire", "snapshots", p[0], "files", p[1])
+		m, err := measure(ctx, nil, r.c.Compactd, "expire", wh, "bench.exp", "--retain-min", "1", "--retain-max", "1",
+			"--time-retained", "1ms", "--limit", fmt.Sprint(p[0]+10), "--json")
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		var rep struct {
+			Snapshots     []int64
+			DataFiles     []string
+			Manifests     []string
+			ManifestLists []string
+		}
+		if err := json.NewDecoder(strings.NewReader(m.Stdout)).Decode(&rep); err != nil && !errors.Is(err, io.EOF) {
+			errs = append(errs, fmt.Errorf("expire output: %w", err))
+			continue
+		}
+		r.printf("| %d | %d | %.1f | %.2f | %s | %d | %d | %d | %.1f |\n", p[0], p[1], g.Wall.Seconds(), m.Wall.Seconds(), mib(m.MaxRSS),
+			len(rep.Snapshots), len(rep.DataFiles), len(rep.Manifests), m.Wall.Seconds()*1e6/float64(p[1]))
+		os.RemoveAll(dir)
+	}
+	r.printf("\n")
+	return errors.Join(errs...)
+}

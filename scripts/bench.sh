@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# make bench: compactd side by side with Java Paimon in one run (see docs/perf.md).
+#
+# Measures full compaction of one bucket (compactd, Java Paimon, and a
+# decode/re-encode "floor"), planning, snapshot expiration at scale and S3 vs
+# local disk; prints a markdown report and writes it to $BENCH_OUT.
+#
+# Sizes come from the environment so a quick run is possible:
+#   BENCH_ROWS=1000000,10000000   row counts of the compaction benchmark
+#   BENCH_SCHEMAS=narrow,wide
+#   BENCH_EXPIRE=1000:100000,10000:1000000   snapshots:files
+#   BENCH_PLAN=100:100,1000:100              buckets:files-per-bucket
+#   BENCH_S3=1                               also compact on the loopback S3 server
+#   BENCH_S3_ROWS=1000000
+#   BENCH_JAVA_OPTS=                         JVM flags for Java's compaction
+#   BENCH_WORK=.cache/bench                  generated tables are cached here
+#   BENCH_OUT=.cache/bench/results.md
+# Quick run: BENCH_ROWS=200000 BENCH_EXPIRE=100:10000 BENCH_PLAN=10:100 make bench
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+GO="${GO:-go}"
+work="${BENCH_WORK:-.cache/bench}"
+out="${BENCH_OUT:-$work/results.md}"
+mkdir -p "$work" "$(dirname "$out")"
+
+command -v /usr/bin/time >/dev/null || { echo "bench: /usr/bin/time (GNU time) is required" >&2; exit 1; }
+"$GO" build -o bin/compactd ./cmd/compactd
+"$GO" build -o bin/compactd-bench ./cmd/compactd-bench
+bash interop/install.sh
+
+s3_flag=()
+if [[ "${BENCH_S3:-1}" == 1 ]]; then
+	eval "$(bash scripts/s3-server.sh start)"
+	s3_flag=(-s3 -s3-rows "${BENCH_S3_ROWS:-1000000}")
+fi
+
+exec bin/compactd-bench run \
+	-work "$work" \
+	-compactd bin/compactd \
+	-rows "${BENCH_ROWS:-1000000,10000000}" \
+	-schemas "${BENCH_SCHEMAS:-narrow,wide}" \
+	-expire "${BENCH_EXPIRE:-1000:100000,10000:1000000}" \
+	-plan "${BENCH_PLAN:-100:100,1000:100}" \
+	-java-opts "${BENCH_JAVA_OPTS:-}" \
+	"${s3_flag[@]}" \
+	-out "$out"
