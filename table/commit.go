@@ -272,8 +272,21 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 	if err := ctx.Err(); err != nil {
 		return nil, written, err
 	}
-	if err := t.fio.WriteExclusive(ctx, t.paths.SnapshotPath(s.ID), data); err != nil {
+	path := t.paths.SnapshotPath(s.ID)
+	if err := t.fio.WriteExclusive(ctx, path, data); err != nil {
 		return nil, written, fmt.Errorf("commit to %s: publish snapshot %d: %w", t.FullName(), s.ID, err)
+	}
+	// Java's local and Hadoop file IO publish with check-then-rename, which
+	// replaces an existing target: a Java writer racing us for the same id
+	// can overwrite our snapshot after our exclusive create. Reading it back
+	// tells whether we still hold the id; if not, nothing references our
+	// files and the commit is retried on top of the winner.
+	back, err := fileio.ReadFile(ctx, t.fio, path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("commit to %s: verify snapshot %d: %w", t.FullName(), s.ID, err)
+	}
+	if !bytes.Equal(back, data) {
+		return nil, written, fmt.Errorf("commit to %s: snapshot %d was replaced by a concurrent writer: %w", t.FullName(), s.ID, fileio.ErrExist)
 	}
 	return s, nil, nil
 }
