@@ -628,8 +628,9 @@ func avroDecompress(codec string, block []byte) ([]byte, error) {
 		return out, nil
 	case "zstandard":
 		zstdDecoderOnce.Do(func() {
+			// DecodeAll is safe for concurrent use; the default concurrency
+			// (GOMAXPROCS) lets that many decodes run in parallel.
 			zstdDecoder, zstdDecoderErr = zstd.NewReader(nil,
-				zstd.WithDecoderConcurrency(1),
 				zstd.WithDecoderMaxMemory(avroMaxBlock),
 				zstd.WithDecoderMaxWindow(avroMaxBlock))
 		})
@@ -691,8 +692,7 @@ func avroCompress(codec string, block []byte) ([]byte, error) {
 		// Paimon writes level 1 (file.compression.zstd-level default).
 		zstdEncoderOnce.Do(func() {
 			zstdEncoder, zstdEncoderErr = zstd.NewWriter(nil,
-				zstd.WithEncoderLevel(zstd.SpeedFastest),
-				zstd.WithEncoderConcurrency(1))
+				zstd.WithEncoderLevel(zstd.SpeedFastest))
 		})
 		if zstdEncoderErr != nil {
 			return nil, zstdEncoderErr

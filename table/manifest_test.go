@@ -474,3 +474,34 @@ func TestDecodeManifestOf08Layout(t *testing.T) {
 		t.Errorf("null record: %v", err)
 	}
 }
+
+func TestManifestCodecsAreSafeForConcurrentUse(t *testing.T) {
+	entries := mfSampleEntries(t)
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func() {
+			for i := 0; i < 20; i++ {
+				data, err := EncodeManifest(entries, roundTripCodecs[(g+i)%len(roundTripCodecs)])
+				if err != nil {
+					errs <- err
+					return
+				}
+				got, err := DecodeManifest(data)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if !reflect.DeepEqual(got, entries) {
+					errs <- errors.New("round trip differs")
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
