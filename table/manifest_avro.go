@@ -595,7 +595,9 @@ var (
 func avroDecompress(codec string, block []byte) ([]byte, error) {
 	switch codec {
 	case "null":
-		return block, nil
+		// Copied so that decoded values, which alias the block, never
+		// alias the caller's buffer.
+		return append([]byte(nil), block...), nil
 	case "deflate":
 		fr := flate.NewReader(bytes.NewReader(block))
 		defer fr.Close()

@@ -84,7 +84,10 @@ func (f *avroFieldReader) bytes(name string) []byte {
 	if !ok {
 		f.failf("field %s: want bytes, have %T", name, v)
 	}
-	return append([]byte{}, x...)
+	// Decoded bytes alias a decompressed block owned by this decode; the
+	// capacity is clipped so an append by the caller cannot overwrite a
+	// neighbouring value.
+	return x[:len(x):len(x)]
 }
 
 func (f *avroFieldReader) optInt32(name string) *int32 {
@@ -139,7 +142,7 @@ func (f *avroFieldReader) optBytes(name string) []byte {
 		f.failf("field %s: want bytes, have %T", name, v)
 		return nil
 	}
-	return append([]byte{}, x...)
+	return x[:len(x):len(x)]
 }
 
 // array returns the elements of an array field; nil if absent or null.
@@ -215,11 +218,13 @@ func (f *avroFieldReader) simpleStats(name string) SimpleStats {
 	}
 	if a := r.array("_NULL_COUNTS"); a != nil {
 		s.NullCounts = make([]*int64, len(a))
+		counts := make([]int64, len(a))
 		for i, e := range a {
 			switch x := e.(type) {
 			case nil:
 			case int64:
-				s.NullCounts[i] = &x
+				counts[i] = x
+				s.NullCounts[i] = &counts[i]
 			default:
 				r.failf("field _NULL_COUNTS[%d]: want long, have %T", i, e)
 			}
