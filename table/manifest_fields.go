@@ -41,11 +41,25 @@ func (f *avroFieldReader) int32(name string) int32 {
 	if v == nil {
 		return 0
 	}
-	x, ok := v.(int32)
+	x, ok := asInt32(v)
 	if !ok {
-		f.failf("field %s: want int, have %T", name, v)
+		f.failf("field %s: want int, have %T %v", name, v, v)
 	}
 	return x
+}
+
+// asInt32 accepts an Avro int, or a long in int range from writers that
+// widened the type.
+func asInt32(v any) (int32, bool) {
+	switch x := v.(type) {
+	case int32:
+		return x, true
+	case int64:
+		if x >= -1<<31 && x < 1<<31 {
+			return int32(x), true
+		}
+	}
+	return 0, false
 }
 
 func (f *avroFieldReader) int64(name string) int64 {
@@ -95,9 +109,9 @@ func (f *avroFieldReader) optInt32(name string) *int32 {
 	if !ok {
 		return nil
 	}
-	x, ok := v.(int32)
+	x, ok := asInt32(v)
 	if !ok {
-		f.failf("field %s: want int, have %T", name, v)
+		f.failf("field %s: want int, have %T %v", name, v, v)
 		return nil
 	}
 	return &x

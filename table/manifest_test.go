@@ -505,3 +505,43 @@ func TestManifestCodecsAreSafeForConcurrentUse(t *testing.T) {
 		}
 	}
 }
+
+// Foreign writers may widen int to long or narrow long to int; values in
+// range are accepted, out-of-range ones are corrupt.
+func TestDecodeManifestListAcceptsWidenedIntegers(t *testing.T) {
+	schema := `{"type":"record","name":"ManifestFileMeta","fields":[{"name":"_VERSION","type":"long"},{"name":"_FILE_NAME","type":"string"},` +
+		`{"name":"_FILE_SIZE","type":"int"},{"name":"_NUM_ADDED_FILES","type":"long"},{"name":"_NUM_DELETED_FILES","type":"long"},` +
+		`{"name":"_PARTITION_STATS","type":{"type":"record","name":"S",` + avroStatsFields + `}},` +
+		`{"name":"_SCHEMA_ID","type":"long"},{"name":"_MIN_BUCKET","type":["null","long"]}]}`
+	enc := func(minBucket int64) []byte {
+		data, err := writeAvroFile(schema, "null", 1, func(w *avroWriter, _ int) error {
+			w.long(manifestVersion)
+			w.string("manifest-x")
+			w.int(77)
+			w.long(1)
+			w.long(0)
+			w.simpleStats(EmptySimpleStats())
+			w.long(3)
+			w.present()
+			w.long(minBucket)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	got, err := DecodeManifestList(enc(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ManifestFileMeta{FileName: "manifest-x", FileSize: 77, NumAddedFiles: 1, PartitionStats: EmptySimpleStats(), SchemaID: 3, MinBucket: mfI32(4)}
+	if len(got) != 1 || !reflect.DeepEqual(got[0], want) {
+		t.Fatalf("got %+v", got)
+	}
+	if _, err := DecodeManifestList(enc(1 << 40)); !errors.Is(err, ErrCorruptManifest) {
+		t.Errorf("out-of-range bucket: %v", err)
+	}
+}
+
+func mfI32(v int32) *int32 { return &v }
