@@ -149,7 +149,7 @@ func (r *runner) all(ctx context.Context) (string, error) {
 		return "", err
 	}
 	r.machine(ctx)
-	steps := []func(context.Context) error{r.compaction, r.s3, r.planning, r.expiration}
+	steps := []func(context.Context) error{r.compaction, r.planning, r.expiration, r.s3}
 	var errs []error
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
