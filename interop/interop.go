@@ -307,6 +307,16 @@ func (j *JavaOracle) Pick(reqs ...PickRequest) []PickResult {
 	return res
 }
 
+// Tag creates tag name on snapshot (0 = the latest snapshot).
+func (j *JavaOracle) Tag(warehouse, table, name string, snapshot int64) {
+	j.tb.Helper()
+	flags := []string{"--warehouse", warehouse, "--table", table, "--name", name}
+	if snapshot > 0 {
+		flags = append(flags, "--snapshot", strconv.FormatInt(snapshot, 10))
+	}
+	j.must(nil, "tag", flags...)
+}
+
 // ExpireOptions are the retention settings for Expire; zero fields keep the table's options.
 type ExpireOptions struct {
 	RetainMin, RetainMax int

@@ -141,6 +141,15 @@ func TestOrphansAndExpireDryRuns(t *testing.T) {
 		}
 	})
 
+	t.Run("a tag reads the snapshot it was taken from", func(t *testing.T) {
+		j.Tag(b.Warehouse, b.Table, "first", 1)
+		diffRows(t, "snapshot 1", j.Read(b.Warehouse, b.Table, AtSnapshot(1)), "tag first", j.Read(b.Warehouse, b.Table, AtTag("first")))
+	})
+
+	// Compaction replaces every data file, so expiration has data files to delete, except those
+	// the tag still needs.
+	filesBefore := j.Files(b.Warehouse, b.Table)
+	j.Compact(b.Warehouse, b.Table, CompactOptions{})
 	snapsBefore := len(j.Snapshots(b.Warehouse, b.Table))
 	t.Run("expiring to one snapshot deletes old snapshot files on a copy only", func(t *testing.T) {
 		got := j.Expire(b.Warehouse, b.Table, ExpireOptions{RetainMin: 1, RetainMax: 1})
@@ -155,6 +164,26 @@ func TestOrphansAndExpireDryRuns(t *testing.T) {
 		}
 		if snapFiles != snapsBefore-1 {
 			t.Errorf("expire lists %d snapshot files, want %d (all but the latest); all: %v", snapFiles, snapsBefore-1, got)
+		}
+		// Snapshot 1 is tagged: the file it added stays; the other pre-compaction files go.
+		listed := map[string]bool{}
+		for _, p := range got {
+			listed[filepath.Join(b.Warehouse, "db.db", "t", p)] = true
+		}
+		var kept, deleted int
+		for _, f := range filesBefore {
+			path := f["file_path"].(string)
+			if f["min_sequence_number"] == int64(0) {
+				kept++
+				if listed[path] {
+					t.Errorf("expire deletes %s, a data file of tagged snapshot 1", path)
+				}
+			} else if listed[path] {
+				deleted++
+			}
+		}
+		if kept != 1 || deleted != len(filesBefore)-1 {
+			t.Errorf("of %d pre-compaction files, %d belong to the tag (want 1) and %d are deleted (want %d)", len(filesBefore), kept, deleted, len(filesBefore)-1)
 		}
 		if n := len(j.Snapshots(b.Warehouse, b.Table)); n != snapsBefore {
 			t.Errorf("the real table lost snapshots: %d -> %d", snapsBefore, n)

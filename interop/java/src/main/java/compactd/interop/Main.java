@@ -80,7 +80,7 @@ public final class Main {
 
     public static void main(String[] args) {
         if (args.length == 0) {
-            System.err.println("usage: Main <create|write|read|files|snapshots|compact|pick|expire|orphans|version> [--flag value]...");
+            System.err.println("usage: Main <create|write|read|files|snapshots|compact|pick|expire|orphans|tag|batch|version> [--flag value]...");
             System.exit(2);
         }
         Main m = new Main();
@@ -154,6 +154,9 @@ public final class Main {
                 return;
             case "expire":
                 expire();
+                return;
+            case "tag":
+                tag();
                 return;
             case "orphans":
                 orphans();
@@ -636,6 +639,24 @@ public final class Main {
             return new ForceUpLevel0Compaction(universal, null);
         }
         return universal;
+    }
+
+    // ---------------------------------------------------------------- tag
+
+    /** Creates tag --name from --snapshot (default: the latest snapshot). */
+    private void tag() throws Exception {
+        try (Catalog c = catalog()) {
+            FileStoreTable table = table(c);
+            String name = flag("name");
+            if (flags.containsKey("snapshot")) {
+                table.createTag(name, Long.parseLong(flag("snapshot")));
+            } else {
+                table.createTag(name);
+            }
+            ObjectNode res = Canonical.F.objectNode();
+            res.put("tag", name);
+            out.println(res);
+        }
     }
 
     // ---------------------------------------------------------------- expire / orphans
