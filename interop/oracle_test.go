@@ -190,3 +190,30 @@ func TestOrphansAndExpireDryRuns(t *testing.T) {
 		}
 	})
 }
+
+// TestCompactOnePartitionBucket checks that compact's --partition/--bucket restrict Paimon's full
+// compaction to that one bucket.
+func TestCompactOnePartitionBucket(t *testing.T) {
+	s := fixtures.Generate(fixtures.Params{Engine: "deduplicate", Partitioned: true, Buckets: 4, Size: fixtures.Tiny, Seed: 9})
+	b := BuildScenarios(t, t.TempDir(), []*fixtures.Scenario{s}, BuildOptions{})[0]
+	j := Java(t)
+	bucket := 2
+	j.Compact(b.Warehouse, b.Table, CompactOptions{Partition: "dt=2024-01-02", Bucket: &bucket})
+	var inTarget, topLevel int
+	for _, f := range j.Files(b.Warehouse, b.Table) {
+		target := f["partition"] == "{2024-01-02}" && f["bucket"] == int64(2)
+		if target {
+			inTarget++
+		}
+		if f["level"] != int64(0) {
+			topLevel++
+			if !target {
+				t.Errorf("file %v (partition %v bucket %v) left level 0", f["file_path"], f["partition"], f["bucket"])
+			}
+		}
+	}
+	if inTarget != 1 || topLevel != 1 {
+		t.Errorf("target bucket has %d files and %d files left level 0; want one compacted file", inTarget, topLevel)
+	}
+	diffRows(t, "before", b.JavaRows, "after", j.Read(b.Warehouse, b.Table))
+}
