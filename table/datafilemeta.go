@@ -135,6 +135,10 @@ func (id FileIdentifier) String() string {
 	if id.HasExternalPath {
 		ext = id.ExternalPath
 	}
+	extra := []string{}
+	if id.ExtraFiles != "" {
+		extra = strings.Split(strings.TrimPrefix(id.ExtraFiles, "\x01"), "\x00")
+	}
 	return fmt.Sprintf("{partition=%x, bucket=%d, level=%d, file=%s, extraFiles=%q, externalPath=%s}",
-		id.Partition, id.Bucket, id.Level, id.FileName, strings.Split(strings.TrimPrefix(id.ExtraFiles, "\x01"), "\x00"), ext)
+		id.Partition, id.Bucket, id.Level, id.FileName, extra, ext)
 }

@@ -545,3 +545,14 @@ func TestDecodeManifestListAcceptsWidenedIntegers(t *testing.T) {
 }
 
 func mfI32(v int32) *int32 { return &v }
+
+func TestFileIdentifierString(t *testing.T) {
+	e := ManifestEntry{Partition: []byte{0, 0, 0, 0}, Bucket: 2, File: DataFileMeta{FileName: "f", Level: 1, ExtraFiles: []string{"a", "b"}}}
+	if got, want := e.Identifier().String(), `{partition=00000000, bucket=2, level=1, file=f, extraFiles=["a" "b"], externalPath=null}`; got != want {
+		t.Errorf("got %s", got)
+	}
+	e.File.ExtraFiles = nil
+	if got := e.Identifier().String(); !strings.Contains(got, "extraFiles=[]") {
+		t.Errorf("got %s", got)
+	}
+}
