@@ -338,17 +338,12 @@ func (s *Scheduler) tick(ctx, jobCtx context.Context, wg *conc.WaitGroup) {
 	}
 	s.syncHalted()
 
-	type cand struct {
-		t   *tableState
-		k   policy.Kind
-		due time.Time
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopping {
 		return
 	}
-	var cands []cand
+	var cands []candidate
 	for _, t := range s.tables {
 		if t.gone || t.halted != "" || t.running != "" || t.eff == nil {
 			continue
@@ -359,35 +354,11 @@ func (s *Scheduler) tick(ctx, jobCtx context.Context, wg *conc.WaitGroup) {
 				continue
 			}
 			if due := t.next[k]; !due.IsZero() && !now.Before(due) {
-				cands = append(cands, cand{t, k, due})
+				cands = append(cands, candidate{t, k, due})
 			}
 		}
 	}
-	slices.SortFunc(cands, func(a, b cand) int {
-		as, bs := now.Sub(a.due) > starveAfter, now.Sub(b.due) > starveAfter
-		if as != bs {
-			if as {
-				return -1
-			}
-			return 1
-		}
-		if as {
-			return a.due.Compare(b.due)
-		}
-		if c := cmp.Compare(b.t.backlog.RunsOverTrigger, a.t.backlog.RunsOverTrigger); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.t.backlog.PendingBytes, a.t.backlog.PendingBytes); c != 0 {
-			return c
-		}
-		if c := a.t.last[a.k].Compare(b.t.last[b.k]); c != 0 {
-			return c // older (or never) success first
-		}
-		if c := cmp.Compare(slices.Index(policy.Kinds, a.k), slices.Index(policy.Kinds, b.k)); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.t.key, b.t.key)
-	})
+	orderCandidates(cands, now)
 	queued := 0
 	for _, c := range cands {
 		if c.t.running != "" {
@@ -458,7 +429,9 @@ func (s *Scheduler) discover(ctx context.Context) {
 		dbs, err := table.ListDatabases(ctx, w.fio, w.path)
 		if err != nil {
 			s.log.Error("list warehouse", "warehouse", w.path, "err", err)
+			s.mu.Lock()
 			w.err = err.Error()
+			s.mu.Unlock()
 			continue
 		}
 		ok := true
@@ -482,7 +455,9 @@ func (s *Scheduler) discover(ctx context.Context) {
 			}
 		}
 		if ok {
+			s.mu.Lock()
 			w.err = ""
+			s.mu.Unlock()
 			seen[w] = true
 		}
 	}
@@ -557,4 +532,45 @@ func (s *Scheduler) deleteTableMetrics(t *tableState) {
 		s.m.snapshots, s.m.halted, s.m.lastSuccess} {
 		g.DeletePartialMatch(l)
 	}
+}
+
+// candidate is a due job.
+type candidate struct {
+	t   *tableState
+	k   policy.Kind
+	due time.Time
+}
+
+// orderCandidates puts the due jobs in dispatch order: jobs waiting longer
+// than starveAfter first, oldest first (no table starves behind busier
+// ones); then the largest backlog — sorted runs over the trigger, bytes
+// pending — then the oldest last success (never first).
+func orderCandidates(cands []candidate, now time.Time) {
+	slices.SortFunc(cands, func(a, b candidate) int {
+		as, bs := now.Sub(a.due) > starveAfter, now.Sub(b.due) > starveAfter
+		if as != bs {
+			if as {
+				return -1
+			}
+			return 1
+		}
+		if as {
+			if c := a.due.Compare(b.due); c != 0 {
+				return c
+			}
+		}
+		if c := cmp.Compare(b.t.backlog.RunsOverTrigger, a.t.backlog.RunsOverTrigger); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.t.backlog.PendingBytes, a.t.backlog.PendingBytes); c != 0 {
+			return c
+		}
+		if c := a.t.last[a.k].Compare(b.t.last[b.k]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(slices.Index(policy.Kinds, a.k), slices.Index(policy.Kinds, b.k)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.t.key, b.t.key)
+	})
 }
