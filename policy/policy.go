@@ -134,6 +134,8 @@ type Value struct {
 	Key    string `json:"key"`
 	Value  string `json:"value"`
 	Source Source `json:"source"`
+	// Note explains a value derived rather than read.
+	Note string `json:"note,omitempty"`
 }
 
 // Effective is a table's resolved policy.
@@ -155,6 +157,14 @@ func Resolve(name string, tableOptions, configDefaults, overrides map[string]str
 	}
 	for k, v := range configDefaults {
 		set(k, v, FromConfig)
+	}
+	// A table whose writers compact themselves (Paimon's write-only is not
+	// true) must not be compacted by compactd too: the two would keep
+	// invalidating each other's compactions.
+	if strings.TrimSpace(strings.ToLower(tableOptions["write-only"])) != "true" && tableOptions != nil {
+		for _, k := range []string{"compact.enabled", "full-compaction.enabled"} {
+			e.Values[k] = Value{Key: k, Value: "false", Source: FromTable, Note: "the table's writers compact (write-only is not true)"}
+		}
 	}
 	for k, v := range tableOptions {
 		if paimonKeys[k] {

@@ -156,3 +156,26 @@ func TestConfigLoadsWithDefaultsAndRejectsTyposAndBadPatterns(t *testing.T) {
 		t.Fatalf("want both problems, got %v", err)
 	}
 }
+
+func TestTablesWhoseWritersCompactAreNotCompactedByDefault(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		opts    map[string]string
+		over    map[string]string
+		want    string
+		wantSrc Source
+	}{
+		{"a write-only table is compacted", map[string]string{"write-only": "true"}, nil, "true", FromDefault},
+		{"a table without write-only is not", map[string]string{}, nil, "false", FromTable},
+		{"write-only=false is not", map[string]string{"write-only": "false"}, nil, "false", FromTable},
+		{"the table may opt in explicitly", map[string]string{"compactd.compact.enabled": "true"}, nil, "true", FromTable},
+		{"an override wins", map[string]string{}, map[string]string{"compact.enabled": "true"}, "true", FromOverride},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := Resolve("db.t", c.opts, nil, c.over).Values["compact.enabled"]
+			if v.Value != c.want || v.Source != c.wantSrc {
+				t.Fatalf("compact.enabled = %s from %s, want %s from %s", v.Value, v.Source, c.want, c.wantSrc)
+			}
+		})
+	}
+}

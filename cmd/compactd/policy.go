@@ -81,7 +81,11 @@ func newPolicyCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
 			for _, v := range e.Sorted() {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", v.Key, v.Value, v.Source)
+				src := string(v.Source)
+				if v.Note != "" {
+					src += " (" + v.Note + ")"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", v.Key, v.Value, src)
 			}
 			tw.Flush()
 			for _, p := range problems {
