@@ -14,7 +14,8 @@ import (
 
 func TestParseTimeVReadsPeakRSSAndWallClock(t *testing.T) {
 	report := `	Command being timed: "true"
-	User time (seconds): 0.00
+	User time (seconds): 1.25
+	System time (seconds): 0.50
 	Elapsed (wall clock) time (h:mm:ss or m:ss): 1:02:03.50
 	Maximum resident set size (kbytes): 2048
 	Exit status: 0
@@ -28,6 +29,10 @@ func TestParseTimeVReadsPeakRSSAndWallClock(t *testing.T) {
 	}
 	if want := time.Hour + 2*time.Minute + 3500*time.Millisecond; wall != want {
 		t.Errorf("wall = %v, want %v", wall, want)
+	}
+	cpu, err := parseCPU(report)
+	if err != nil || cpu != 1750*time.Millisecond {
+		t.Errorf("cpu = %v, %v; want 1.75s", cpu, err)
 	}
 	if _, _, err := parseTimeV("Exit status: 0\n"); err == nil {
 		t.Error("a report without the RSS line parsed")

@@ -9,6 +9,7 @@
 //	compactd-bench genexpire -warehouse W -table db.t -snapshots S -files F
 //	compactd-bench genplan -warehouse W -table db.t -buckets B -files F
 //	compactd-bench plan   -warehouse W -table db.t [-n 3]
+//	compactd-bench compact -warehouse W -table db.t [-cpuprofile F] [-memprofile F]
 //	compactd-bench upload -src DIR -dst s3://bucket/prefix
 //	compactd-bench run    [flags]   (see -h)
 package main
@@ -21,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -155,6 +157,43 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		return out.Encode(map[string]any{"files": n})
+	case "compact":
+		// compactd's full compaction in this process, for profiling.
+		cpu := fl.String("cpuprofile", "", "write a CPU profile here")
+		heap := fl.String("memprofile", "", "write a heap (alloc) profile here at the end")
+		if err := fl.Parse(args); err != nil {
+			return err
+		}
+		t, err := open()
+		if err != nil {
+			return err
+		}
+		if *cpu != "" {
+			f, err := os.Create(*cpu)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return err
+			}
+			defer pprof.StopCPUProfile()
+		}
+		sum, err := compact.Run(ctx, t, compact.Options{Full: true})
+		if err != nil {
+			return err
+		}
+		if *heap != "" {
+			f, err := os.Create(*heap)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+				return err
+			}
+		}
+		return out.Encode(map[string]any{"rowsIn": sum.RowsIn, "rowsOut": sum.RowsOut, "seconds": sum.Duration.Seconds()})
 	case "run":
 		return runAll(ctx, fl, args)
 	}

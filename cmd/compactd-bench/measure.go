@@ -19,14 +19,34 @@ import (
 // measurement is one child process run under /usr/bin/time -v.
 type measurement struct {
 	Wall   time.Duration
-	MaxRSS int64 // bytes
+	CPU    time.Duration // user + system
+	MaxRSS int64         // bytes
 	Stdout string
 }
 
 var (
 	rssRe  = regexp.MustCompile(`Maximum resident set size \(kbytes\): (\d+)`)
 	wallRe = regexp.MustCompile(`Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([0-9:.]+)`)
+	userRe = regexp.MustCompile(`User time \(seconds\): ([0-9.]+)`)
+	sysRe  = regexp.MustCompile(`System time \(seconds\): ([0-9.]+)`)
 )
+
+// parseCPU reads user + system time from GNU time's -v report.
+func parseCPU(report string) (time.Duration, error) {
+	var total float64
+	for _, re := range []*regexp.Regexp{userRe, sysRe} {
+		m := re.FindStringSubmatch(report)
+		if m == nil {
+			return 0, fmt.Errorf("no %s in time -v output", re)
+		}
+		v, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			return 0, err
+		}
+		total += v
+	}
+	return time.Duration(total * float64(time.Second)), nil
+}
 
 // parseTimeV reads GNU time's -v report: peak RSS in bytes and wall time.
 func parseTimeV(report string) (rss int64, wall time.Duration, err error) {
@@ -81,7 +101,11 @@ func measure(ctx context.Context, env []string, argv ...string) (measurement, er
 	if err != nil {
 		return measurement{}, fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
 	}
-	return measurement{Wall: wall, MaxRSS: rss, Stdout: stdout.String()}, nil
+	cpu, err := parseCPU(string(text))
+	if err != nil {
+		return measurement{}, fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
+	}
+	return measurement{Wall: wall, CPU: cpu, MaxRSS: rss, Stdout: stdout.String()}, nil
 }
 
 func tail(s string, n int) string {

@@ -131,7 +131,7 @@ type runner struct {
 	self string
 	out  strings.Builder
 	// localCompactd[rows] is the local narrow compactd wall time, for the S3 ratio.
-	localNarrow map[int64]time.Duration
+	localNarrow map[int64]measurement
 }
 
 func (r *runner) printf(format string, a ...any) {
@@ -144,7 +144,7 @@ func (r *runner) all(ctx context.Context) (string, error) {
 		return "", err
 	}
 	r.self = self
-	r.localNarrow = map[int64]time.Duration{}
+	r.localNarrow = map[int64]measurement{}
 	if err := os.MkdirAll(r.c.Work, 0o755); err != nil {
 		return "", err
 	}
@@ -343,34 +343,42 @@ func (r *runner) compaction(ctx context.Context) error {
 			}
 			rows = append(rows, row)
 			if schema == "narrow" {
-				r.localNarrow[n] = row.go_.Wall
+				r.localNarrow[n] = row.go_
 			}
 		}
 	}
 	r.printf("## 1. Full compaction of one bucket (%d sorted runs, deduplicate)\n\n", r.c.Runs)
 	r.printf("Input rows are the records of the level-0 files (keys overlap across runs; about 1 in 5 records updates an older key). ")
-	r.printf("Throughput = input rows / wall time of the whole process (JVM start-up included for Java). RSS = peak resident set size (`/usr/bin/time -v`).\n\n")
-	r.printf("| schema | input rows | files → out | input MiB | compactd s | compactd rows/s | compactd RSS MiB | Java s | Java rows/s | Java RSS MiB | floor s | floor rows/s | floor RSS MiB | compactd/Java throughput | compactd/Java RSS | compactd time / floor time |\n")
-	r.printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	r.printf("Throughput = input rows / wall time of the whole process (JVM start-up included for Java). RSS = peak resident set size (`/usr/bin/time -v`). CPU = user + system time of the process (robust against other load on the machine; wall time is not).\n\n")
+	r.printf("| schema | input rows | input MiB | files in → out | tool | wall s | CPU s | rows/s (wall) | rows/s (CPU) | peak RSS MiB |\n")
+	r.printf("|---|---|---|---|---|---|---|---|---|---|\n")
+	line := func(x compactionRow, tool string, m measurement) {
+		r.printf("| %s | %d | %s | %d → %d | %s | %.1f | %.1f | %s | %s | %s |\n", x.schema, x.in.Rows, mib(x.in.Bytes), x.in.Files, x.outGo.Files,
+			tool, m.Wall.Seconds(), m.CPU.Seconds(), rate(x.in.Rows, m.Wall), rate(x.in.Rows, m.CPU), mib(m.MaxRSS))
+	}
 	for _, x := range rows {
-		javaS, javaRate, javaRSS, tput, rss := "-", "-", "-", "-", "-"
+		line(x, "compactd", x.go_)
 		if x.haveJava {
-			javaS = fmt.Sprintf("%.1f", x.java.Wall.Seconds())
-			javaRate = rate(x.in.Rows, x.java.Wall)
-			javaRSS = mib(x.java.MaxRSS)
-			tput = ratio(x.java.Wall.Seconds(), x.go_.Wall.Seconds())
+			line(x, "Java Paimon", x.java)
+		}
+		if x.haveFloor {
+			line(x, "floor (decode+encode)", x.floor)
+		}
+	}
+	r.printf("\nRatios (targets: throughput ≥ 3× Java, RSS ≤ 1/4 of Java, time ≤ 1.25× floor):\n\n")
+	r.printf("| schema | input rows | compactd/Java throughput (wall) | (CPU) | compactd/Java peak RSS | compactd/floor time (wall) | (CPU) |\n|---|---|---|---|---|---|---|\n")
+	for _, x := range rows {
+		tw, tc, rss, fw, fc := "-", "-", "-", "-", "-"
+		if x.haveJava {
+			tw = ratio(x.java.Wall.Seconds(), x.go_.Wall.Seconds())
+			tc = ratio(x.java.CPU.Seconds(), x.go_.CPU.Seconds())
 			rss = ratio(float64(x.go_.MaxRSS), float64(x.java.MaxRSS))
 		}
-		floorS, floorRate, floorRSS, vsFloor := "-", "-", "-", "-"
 		if x.haveFloor {
-			floorS = fmt.Sprintf("%.1f", x.floor.Wall.Seconds())
-			floorRate = rate(x.in.Rows, x.floor.Wall)
-			floorRSS = mib(x.floor.MaxRSS)
-			vsFloor = ratio(x.go_.Wall.Seconds(), x.floor.Wall.Seconds())
+			fw = ratio(x.go_.Wall.Seconds(), x.floor.Wall.Seconds())
+			fc = ratio(x.go_.CPU.Seconds(), x.floor.CPU.Seconds())
 		}
-		r.printf("| %s | %d | %d → %d | %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			x.schema, x.in.Rows, x.in.Files, x.outGo.Files, mib(x.in.Bytes), x.go_.Wall.Seconds(), rate(x.in.Rows, x.go_.Wall), mib(x.go_.MaxRSS),
-			javaS, javaRate, javaRSS, floorS, floorRate, floorRSS, tput, rss, vsFloor)
+		r.printf("| %s | %d | %s | %s | %s | %s | %s |\n", x.schema, x.in.Rows, tw, tc, rss, fw, fc)
 	}
 	r.printf("\nOutput check: ")
 	for _, x := range rows {
@@ -511,16 +519,14 @@ func (r *runner) s3(ctx context.Context) error {
 		if err := copyDir(ctx, master, scratch); err != nil {
 			return err
 		}
-		lm, err := measure(ctx, nil, r.c.Compactd, "compact", scratch, "bench.narrow", "--full")
-		if err != nil {
+		if local, err = measure(ctx, nil, r.c.Compactd, "compact", scratch, "bench.narrow", "--full"); err != nil {
 			return err
 		}
-		local = lm.Wall
 	}
 	r.printf("## 4. S3 (loopback versitygw, posix backend on the same disk) vs local disk\n\n")
-	r.printf("| table | input rows | local s | S3 s | S3/local | S3 RSS MiB | S3 output rows |\n|---|---|---|---|---|---|---|\n")
-	r.printf("| narrow | %d | %.1f | %.1f | %s | %s | %d |\n\n", in.Rows, local.Seconds(), m.Wall.Seconds(),
-		ratio(m.Wall.Seconds(), local.Seconds()), mib(m.MaxRSS), out.Rows)
+	r.printf("| table | input rows | local wall s | S3 wall s | S3/local wall | local CPU s | S3 CPU s | local RSS MiB | S3 RSS MiB | S3 output rows |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	r.printf("| narrow | %d | %.1f | %.1f | %s | %.1f | %.1f | %s | %s | %d |\n\n", in.Rows, local.Wall.Seconds(), m.Wall.Seconds(),
+		ratio(m.Wall.Seconds(), local.Wall.Seconds()), local.CPU.Seconds(), m.CPU.Seconds(), mib(local.MaxRSS), mib(m.MaxRSS), out.Rows)
 	r.printf("(Upload of the input table, not measured above: %.1f s.)\n\n", up.Seconds())
 	return nil
 }
@@ -602,7 +608,7 @@ func (r *runner) expiration(ctx context.Context) error {
 	}
 	r.printf("## 3. Snapshot expiration at scale\n\n")
 	r.printf("Generated metadata (no data files exist): snapshot i adds files/snapshots files and deletes the previous snapshot's, so the delta manifests of the expired range name every file. `compactd expire --retain-min 1 --retain-max 1 --time-retained 1ms --limit <all>` expires all but the latest snapshot; deleting the (absent) data files is part of the run.\n\n")
-	r.printf("| snapshots | files | generate s | expire s | expire RSS MiB | snapshots expired | data files deleted | manifests deleted | µs per file |\n|---|---|---|---|---|---|---|---|---|\n")
+	r.printf("| snapshots | files | generate s | expire wall s | expire CPU s | expire RSS MiB | snapshots expired | data files deleted | manifests deleted | wall µs per file |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	var errs []error
 	for _, p := range r.c.Expire {
 		dir := filepath.Join(r.c.Work, fmt.Sprintf("expire-%d-%d", p[0], p[1]))
@@ -631,7 +637,7 @@ func (r *runner) expiration(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("expire output: %w", err))
 			continue
 		}
-		r.printf("| %d | %d | %.1f | %.2f | %s | %d | %d | %d | %.1f |\n", p[0], p[1], g.Wall.Seconds(), m.Wall.Seconds(), mib(m.MaxRSS),
+		r.printf("| %d | %d | %.1f | %.2f | %.2f | %s | %d | %d | %d | %.1f |\n", p[0], p[1], g.Wall.Seconds(), m.Wall.Seconds(), m.CPU.Seconds(), mib(m.MaxRSS),
 			len(rep.Snapshots), len(rep.DataFiles), len(rep.Manifests), m.Wall.Seconds()*1e6/float64(p[1]))
 		os.RemoveAll(dir)
 	}
