@@ -285,7 +285,10 @@ func (s *Scheduler) halt(t *tableState, k policy.Kind, reason string, at time.Ti
 	t.halted, t.haltedAt = reason, at
 	s.m.halted.WithLabelValues(t.wh.path, t.name).Set(1)
 	rec := HaltedRecord{Warehouse: t.wh.path, Table: t.name, Job: k, Reason: reason, Time: at.UTC()}
+	t.haltUnrecorded = false
 	if err := writeHalted(s.cfg.StatePath(), rec); err != nil {
+		// Halted in memory only: a restart resumes it; resume cannot.
+		t.haltUnrecorded = true
 		s.log.Error("record halted table: it resumes on restart", "table", t.name, "err", err)
 	}
 }
@@ -293,9 +296,11 @@ func (s *Scheduler) halt(t *tableState, k policy.Kind, reason string, at time.Ti
 // syncHalted applies the state directory: a record written by an earlier
 // run halts its table; a record `compactd resume` removed resumes it.
 func (s *Scheduler) syncHalted() {
+	// Listed under the lock: halt writes its record under it too, so a
+	// record is never missed between listing and applying.
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	dir := s.cfg.StatePath()
-	s.mu.Unlock()
 	recs, err := ListHalted(dir)
 	if err != nil {
 		s.log.Warn("read halted tables", "dir", dir, "err", err)
@@ -306,15 +311,13 @@ func (s *Scheduler) syncHalted() {
 		byKey[r.Warehouse+"|"+r.Table] = r
 	}
 	now := s.opts.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	for key, t := range s.tables {
 		r, halted := byKey[key]
 		switch {
 		case halted && t.halted == "":
 			t.halted, t.haltedAt = r.Reason, r.Time
 			s.m.halted.WithLabelValues(t.wh.path, t.name).Set(1)
-		case !halted && t.halted != "" && t.running == "":
+		case !halted && t.halted != "" && t.running == "" && !t.haltUnrecorded:
 			s.log.Info("table resumed", "table", t.name, "warehouse", t.wh.path)
 			t.halted = ""
 			for k, j := range t.jobs {

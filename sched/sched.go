@@ -80,21 +80,23 @@ type warehouse struct {
 }
 
 type tableState struct {
-	key       string
-	wh        *warehouse
-	name      string // db.table
-	running   policy.Kind
-	halted    string
-	haltedAt  time.Time
-	policyErr string
-	eff       *policy.Effective
-	jobs      map[policy.Kind]policy.Job
-	next      map[policy.Kind]time.Time
-	last      map[policy.Kind]time.Time // last success
-	failures  map[policy.Kind]int       // consecutive
-	backlog   Backlog
-	lastJobs  []JobRecord
-	gone      bool
+	key      string
+	wh       *warehouse
+	name     string // db.table
+	running  policy.Kind
+	halted   string
+	haltedAt time.Time
+	// haltUnrecorded: the halted record could not be written.
+	haltUnrecorded bool
+	policyErr      string
+	eff            *policy.Effective
+	jobs           map[policy.Kind]policy.Job
+	next           map[policy.Kind]time.Time
+	last           map[policy.Kind]time.Time // last success
+	failures       map[policy.Kind]int       // consecutive
+	backlog        Backlog
+	lastJobs       []JobRecord
+	gone           bool
 }
 
 // Backlog is what a table still needs, as last observed.
