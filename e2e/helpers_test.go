@@ -146,3 +146,5 @@ func head(s []string, n int) []string {
 }
 
 func writeFile(path string, data []byte) error { return os.WriteFile(path, data, 0o644) }
+
+func tableFIO() fileio.FileIO { return fileio.NewLocal() }
