@@ -29,7 +29,7 @@ import (
 type Row = map[string]any
 
 // Timeout bounds one oracle process.
-var Timeout = 5 * time.Minute
+var Timeout = 15 * time.Minute
 
 // Dir is the directory of this package's sources (…/interop), from which the built artifacts
 // are found whatever package's test calls in.
