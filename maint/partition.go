@@ -241,21 +241,42 @@ func ExpirePartitions(ctx context.Context, t *table.Table, ro PartitionExpireRun
 	if user == "" {
 		user = uuid.NewString()
 	}
+	// The partitions are chosen once (at most MaxNum, as Java does); each
+	// batch is then rebuilt from the latest snapshot, so it deletes exactly
+	// the files live at that moment.
+	first, _, err := planPartitionExpiry(ctx, t, o, WallClock(now), nil)
+	if err != nil {
+		return fail(err)
+	}
+	if ro.DryRun || len(first) == 0 {
+		rep.Partitions = partitionsOf(first)
+		return rep, nil
+	}
+	var remaining []string
+	for _, p := range first {
+		remaining = append(remaining, p.key)
+	}
+	reported := map[string]int{}
 	const maxReplans = 5
-	for attempt := 0; ; attempt++ {
-		plan, err := planPartitionExpiry(ctx, t, o, WallClock(now))
+	replans := 0
+	for len(remaining) > 0 {
+		cur, from, err := planPartitionExpiry(ctx, t, o, WallClock(now), remaining)
 		if err != nil {
 			return fail(err)
 		}
-		if ro.DryRun || len(plan) == 0 {
-			rep.Partitions = append(rep.Partitions, partitionsOf(plan)...)
-			return rep, nil
+		if len(cur) == 0 {
+			break
 		}
-		batch := len(plan)
+		// Partitions that lost all their files meanwhile are done.
+		remaining = remaining[:0]
+		for _, p := range cur {
+			remaining = append(remaining, p.key)
+		}
+		batch := len(cur)
 		if o.BatchSize > 0 && o.BatchSize < batch {
 			batch = o.BatchSize
 		}
-		part := plan[:batch]
+		part := cur[:batch]
 		var entries []table.ManifestEntry
 		for _, p := range part {
 			for _, e := range p.entries {
@@ -269,24 +290,36 @@ func ExpirePartitions(ctx context.Context, t *table.Table, ro PartitionExpireRun
 			Entries: entries, Check: true, Now: now,
 		})
 		var conflict *table.ConflictError
-		if errors.As(err, &conflict) && attempt < maxReplans {
+		if errors.As(err, &conflict) && replans < maxReplans {
+			replans++
 			continue
 		}
 		if err != nil {
 			return fail(err)
 		}
 		rep.Snapshots = append(rep.Snapshots, res.Snapshot.ID)
-		rep.Partitions = append(rep.Partitions, partitionsOf(part)...)
-		if batch == len(plan) {
-			return rep, nil
+		for _, ep := range partitionsOf(part) {
+			if i, ok := reported[ep.Spec]; ok {
+				rep.Partitions[i].Files += ep.Files
+				rep.Partitions[i].Rows += ep.Rows
+				continue
+			}
+			reported[ep.Spec] = len(rep.Partitions)
+			rep.Partitions = append(rep.Partitions, ep)
 		}
-		// Later batches are planned from the new latest snapshot; what
-		// this batch dropped is no longer live and is not chosen again.
-		attempt = -1
+		if res.Snapshot.ID != from+1 && replans < maxReplans {
+			// Another commit landed between the plan and ours: a writer
+			// may have added files to these partitions. Look again.
+			replans++
+			continue
+		}
+		remaining = remaining[batch:]
 	}
+	return rep, nil
 }
 
 type plannedPartition struct {
+	key     string // partition bytes
 	spec    string
 	entries []table.ManifestEntry
 }
@@ -304,18 +337,20 @@ func partitionsOf(ps []plannedPartition) []ExpiredPartition {
 }
 
 // planPartitionExpiry reads the latest snapshot's live files, groups them by
-// partition and selects the expired partitions, in Paimon's order.
-func planPartitionExpiry(ctx context.Context, t *table.Table, o PartitionExpireOptions, now time.Time) ([]plannedPartition, error) {
+// partition and selects the expired partitions in Paimon's order, or, when
+// only is not nil, the partitions (by key) in only that still have files,
+// in that order. It returns the snapshot it read.
+func planPartitionExpiry(ctx context.Context, t *table.Table, o PartitionExpireOptions, now time.Time, only []string) ([]plannedPartition, int64, error) {
 	snap, err := t.LatestSnapshot(ctx)
 	if errors.Is(err, table.ErrNoSnapshot) {
-		return nil, nil
+		return nil, 0, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	adds, _, _, err := t.LiveEntries(ctx, snap)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	schema := t.Schema()
 	ptype := schema.PartitionType()
@@ -331,11 +366,11 @@ func planPartitionExpiry(ctx context.Context, t *table.Table, o PartitionExpireO
 		if !ok {
 			row, err := table.DecodeBinaryRow(types, e.Partition)
 			if err != nil {
-				return nil, fmt.Errorf("partition of %s: %w", e.File.FileName, err)
+				return nil, 0, fmt.Errorf("partition of %s: %w", e.File.FileName, err)
 			}
 			spec, err := t.Paths().PartitionPathOfRow(row)
 			if err != nil {
-				return nil, fmt.Errorf("partition of %s: %w", e.File.FileName, err)
+				return nil, 0, fmt.Errorf("partition of %s: %w", e.File.FileName, err)
 			}
 			info := PartitionInfo{Values: make([]*string, len(row))}
 			supported := true
@@ -354,7 +389,7 @@ func planPartitionExpiry(ctx context.Context, t *table.Table, o PartitionExpireO
 			i = len(infos)
 			byPart[string(e.Partition)] = i
 			infos = append(infos, info)
-			planned = append(planned, plannedPartition{spec: spec})
+			planned = append(planned, plannedPartition{key: string(e.Partition), spec: spec})
 		}
 		planned[i].entries = append(planned[i].entries, e)
 		if e.File.CreationTime != nil {
@@ -364,18 +399,26 @@ func planPartitionExpiry(ctx context.Context, t *table.Table, o PartitionExpireO
 			}
 		}
 	}
-	idx, err := SelectExpiredPartitions(schema.PartitionKeys, infos, o, t.Options().PartitionDefaultName, now)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]plannedPartition, 0, len(idx))
-	for _, i := range idx {
-		out = append(out, planned[i])
+	var out []plannedPartition
+	if only != nil {
+		for _, k := range only {
+			if i, ok := byPart[k]; ok {
+				out = append(out, planned[i])
+			}
+		}
+	} else {
+		idx, err := SelectExpiredPartitions(schema.PartitionKeys, infos, o, t.Options().PartitionDefaultName, now)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, i := range idx {
+			out = append(out, planned[i])
+		}
 	}
 	if len(out) > 0 && snap.IndexManifest != nil {
 		index, err := t.IndexEntries(ctx, snap)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		dropped := map[string]bool{}
 		for _, p := range out {
@@ -383,9 +426,9 @@ func planPartitionExpiry(ctx context.Context, t *table.Table, o PartitionExpireO
 		}
 		for _, ie := range index {
 			if dropped[string(ie.Partition)] {
-				return nil, fmt.Errorf("partition %s has index file %s: dropping partitions with index files is not supported", planned[byPart[string(ie.Partition)]].spec, ie.IndexFile.FileName)
+				return nil, 0, fmt.Errorf("partition %s has index file %s: dropping partitions with index files is not supported", planned[byPart[string(ie.Partition)]].spec, ie.IndexFile.FileName)
 			}
 		}
 	}
-	return out, nil
+	return out, snap.ID, nil
 }

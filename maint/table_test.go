@@ -314,3 +314,34 @@ func TestExpirePartitionsRefusals(t *testing.T) {
 		t.Fatal("a refused expiry committed")
 	}
 }
+
+func TestExpirePartitionsBatchesWithinMaxNum(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2024, 2, 1, 0, 0, 0, 0, time.Local) // both f1=10 and f1=20 are old
+	for _, tc := range []struct {
+		maxNum, batch int
+		want          []string
+		commits       int
+	}{
+		{maxNum: 1, batch: 0, want: []string{"f1=10"}, commits: 1},
+		{maxNum: 1, batch: 1, want: []string{"f1=10"}, commits: 1},
+		{maxNum: 2, batch: 1, want: []string{"f1=10", "f1=20"}, commits: 2},
+		{maxNum: 100, batch: 0, want: []string{"f1=10", "f1=20"}, commits: 1},
+	} {
+		tb := copyFixture(t, morTable)
+		before, _ := tb.LatestSnapshotID(ctx)
+		o := PartitionExpireOptions{ExpirationTime: time.Hour, Strategy: StrategyValuesTime, MaxNum: tc.maxNum, BatchSize: tc.batch, TimestampPattern: "2024-01-$f1"}
+		rep, err := ExpirePartitions(ctx, tb, PartitionExpireRunOptions{Options: &o, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range rep.Partitions {
+			got = append(got, p.Spec)
+		}
+		after, _ := tb.LatestSnapshotID(ctx)
+		if !slices.Equal(got, tc.want) || len(rep.Snapshots) != tc.commits || after != before+int64(tc.commits) {
+			t.Errorf("max-num %d batch %d: dropped %v in %v (latest %d -> %d)", tc.maxNum, tc.batch, got, rep.Snapshots, before, after)
+		}
+	}
+}
