@@ -210,7 +210,7 @@ func TestExpireAndOrphanCleanupAgainstJava(t *testing.T) {
 	}
 	cutoff := now.Add(-time.Hour)
 
-	reqs = append(reads(retained), orphanReq(wh, tbl, cutoff))
+	reqs = append(reads(retained), orphanReq(wh, tbl, time.Time{}), orphanReq(wh, tbl, cutoff))
 	res = batch(t, j, reqs)
 	for i := range before {
 		diffRows(t, "Java reads "+reqs[i].Flags["snapshot"]+reqs[i].Flags["tag"]+" after compactd's expiry", before[i], okRows(t, "read", res[i]))
@@ -220,16 +220,30 @@ func TestExpireAndOrphanCleanupAgainstJava(t *testing.T) {
 		t.Fatalf("Paimon's orphans %v, want the planted old files %v", javaOrphans, want)
 	}
 
-	o := orphan.RunOptions{Now: now, OlderThan: time.Hour, DryRun: true}
-	dry, err := orphan.RunTable(ctx, tb, o)
-	if err != nil {
-		t.Fatal(err)
+	dryRun := func(o orphan.RunOptions) []string {
+		t.Helper()
+		o.DryRun = true
+		dry, err := orphan.RunTable(ctx, tb, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ps []string
+		for _, f := range dry.Files {
+			ps = append(ps, f.Path)
+		}
+		return relTo(t, tb.Path(), ps)
 	}
-	var dryPaths []string
-	for _, f := range dry.Files {
-		dryPaths = append(dryPaths, f.Path)
+	// Without an age limit (forced) both select the young files too:
+	// compactd's notion of "unreferenced" is exactly Paimon's.
+	javaAnyAge := pathsOf(t, "Java orphans", res[len(res)-2])
+	if want := relTo(t, tb.Path(), oldFiles, youngFiles); !slices.Equal(javaAnyAge, want) {
+		t.Fatalf("Paimon's orphans of any age %v, want every planted file %v", javaAnyAge, want)
 	}
-	if got := relTo(t, tb.Path(), dryPaths); !slices.Equal(got, javaOrphans) {
+	if got := dryRun(orphan.RunOptions{Now: time.Now().Add(time.Second), OlderThan: time.Millisecond, Force: true}); !slices.Equal(got, javaAnyAge) {
+		t.Fatalf("compactd's forced dry run selects %v, Paimon %v", got, javaAnyAge)
+	}
+	o := orphan.RunOptions{Now: now, OlderThan: time.Hour}
+	if got := dryRun(o); !slices.Equal(got, javaOrphans) {
 		t.Fatalf("compactd's dry run selects %v, Paimon %v", got, javaOrphans)
 	}
 	o.DryRun = false
