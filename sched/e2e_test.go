@@ -27,6 +27,11 @@ import (
 // createTable makes db.<name> (k BIGINT primary key, v BIGINT), 2 buckets.
 func createTable(t *testing.T, wh, name string, opts map[string]string) *table.Table {
 	t.Helper()
+	return createTableIn(t, fileio.NewLocal(), wh, name, opts)
+}
+
+func createTableIn(t *testing.T, fio fileio.FileIO, wh, name string, opts map[string]string) *table.Table {
+	t.Helper()
 	fields := table.RowType{
 		{ID: 0, Name: "k", Type: table.DataType{Root: table.TypeBigInt}},
 		{ID: 1, Name: "v", Type: table.DataType{Root: table.TypeBigInt, Nullable: true}},
@@ -39,7 +44,7 @@ func createTable(t *testing.T, wh, name string, opts map[string]string) *table.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb, err := write.CreateTable(context.Background(), fileio.NewLocal(), wh, "db", name, s)
+	tb, err := write.CreateTable(context.Background(), fio, wh, "db", name, s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,57 @@
+package sched
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/compactd/compactd/fileio"
+)
+
+// The lock on S3 relies on PutObject with If-None-Match: *. Like the fileio
+// S3 tests this needs COMPACTD_TEST_S3_ENDPOINT (scripts/s3-server.sh) and
+// fails without it under COMPACTD_REQUIRE_S3=1 (make test).
+func TestTheWarehouseLockHoldsOnS3(t *testing.T) {
+	ep := os.Getenv("COMPACTD_TEST_S3_ENDPOINT")
+	if ep == "" {
+		if os.Getenv("COMPACTD_REQUIRE_S3") == "1" {
+			t.Fatal("COMPACTD_REQUIRE_S3=1 but COMPACTD_TEST_S3_ENDPOINT is not set")
+		}
+		t.Skip("needs COMPACTD_TEST_S3_ENDPOINT; run: eval \"$(scripts/s3-server.sh start)\"")
+	}
+	bucket := os.Getenv("COMPACTD_TEST_S3_BUCKET")
+	if bucket == "" {
+		bucket = "compactd-test"
+	}
+	ctx := context.Background()
+	wh := "s3://" + bucket + "/lock-test-" + uuid.NewString()
+	fio, err := fileio.ForWithS3Config(ctx, wh, fileio.S3Config{Endpoint: ep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := AcquireLock(ctx, fio, wh, time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AcquireLock(ctx, fio, wh, time.Minute, nil); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second holder on S3: want ErrLocked, got %v", err)
+	}
+	if err := a.Heartbeat(ctx); err != nil {
+		t.Fatal(err)
+	}
+	later := func() time.Time { return time.Now().Add(2 * time.Minute) }
+	b, err := AcquireLock(ctx, fio, wh, time.Minute, later)
+	if err != nil {
+		t.Fatalf("expired lease not taken over on S3: %v", err)
+	}
+	if err := a.Heartbeat(ctx); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("want ErrLockLost, got %v", err)
+	}
+	if err := b.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
