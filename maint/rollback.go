@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
@@ -56,6 +57,53 @@ func RollbackToSnapshot(ctx context.Context, t *table.Table, id int64) (Rollback
 		return RollbackResult{}, fmt.Errorf("rollback %s: %w", t.FullName(), err)
 	}
 	return rollback(ctx, t, s, false)
+}
+
+// RollbackToTimestamp rolls the table back to the newest snapshot committed
+// at or before ts, found as Java's rollback_to_timestamp finds it
+// (SnapshotManager.earlierOrEqualTimeMills: a binary search over the
+// snapshots by commit time).
+func RollbackToTimestamp(ctx context.Context, t *table.Table, ts time.Time) (RollbackResult, error) {
+	id, err := snapshotAtOrBefore(ctx, t, ts.UnixMilli())
+	if err != nil {
+		return RollbackResult{}, fmt.Errorf("rollback %s to %s: %w", t.FullName(), ts.Format(time.RFC3339Nano), err)
+	}
+	return RollbackToSnapshot(ctx, t, id)
+}
+
+func snapshotAtOrBefore(ctx context.Context, t *table.Table, millis int64) (int64, error) {
+	ids, err := t.SnapshotIDs(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if len(ids) == 0 {
+		return 0, table.ErrNoSnapshot
+	}
+	first, err := t.Snapshot(ctx, ids[0])
+	if err != nil {
+		return 0, err
+	}
+	if first.TimeMillis > millis {
+		return 0, fmt.Errorf("no snapshot was committed at or before it (the earliest, %d, was committed at %s)",
+			first.ID, time.UnixMilli(first.TimeMillis).UTC().Format(time.RFC3339Nano))
+	}
+	lo, hi, found := 0, len(ids)-1, ids[0]
+	for lo <= hi {
+		mid := lo + (hi-lo)/2
+		s, err := t.Snapshot(ctx, ids[mid])
+		if err != nil {
+			return 0, err
+		}
+		switch {
+		case s.TimeMillis > millis:
+			hi = mid - 1
+		case s.TimeMillis < millis:
+			lo, found = mid+1, s.ID
+		default:
+			return s.ID, nil
+		}
+	}
+	return found, nil
 }
 
 // RollbackToTag rolls the table back to the snapshot of tag name (see

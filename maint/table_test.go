@@ -345,3 +345,30 @@ func TestExpirePartitionsBatchesWithinMaxNum(t *testing.T) {
 		}
 	}
 }
+
+func TestRollbackToTimestampPicksTheNewestSnapshotAtOrBefore(t *testing.T) {
+	ctx := context.Background()
+	tb := copyFixture(t, morTable)
+	var times []int64
+	for id := int64(1); id <= 5; id++ {
+		s, err := tb.Snapshot(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		times = append(times, s.TimeMillis)
+	}
+	if _, err := RollbackToTimestamp(ctx, tb, time.UnixMilli(times[0]-1)); err == nil {
+		t.Fatal("rollback to before the first snapshot succeeded")
+	}
+	res, err := RollbackToTimestamp(ctx, tb, time.UnixMilli(times[3]+1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Snapshot != 4 || !slices.Equal(res.DeletedSnapshots, []int64{5}) {
+		t.Fatalf("%+v", res)
+	}
+	res, err = RollbackToTimestamp(ctx, tb, time.UnixMilli(times[1]))
+	if err != nil || res.Snapshot != 2 {
+		t.Fatalf("exact commit time: %+v %v", res, err)
+	}
+}

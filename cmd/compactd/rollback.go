@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,9 +17,9 @@ func init() {
 
 func newRollbackCmd() *cobra.Command {
 	var toSnapshot int64
-	var toTag string
+	var toTag, toTime string
 	cmd := &cobra.Command{
-		Use:   "rollback <warehouse> <db.table> --to-snapshot N | --to-tag T",
+		Use:   "rollback <warehouse> <db.table> --to-snapshot N | --to-tag T | --to-timestamp TS",
 		Short: "Roll the table back as Paimon's rollback_to does (stop writers first)",
 		Long: `Delete every snapshot newer than the target (newest first), the tags of those snapshots and
 newer long-lived changelogs, and point LATEST at the target. Rolling back to a tag whose snapshot
@@ -26,18 +28,31 @@ snapshots used become orphans, deleted by "compactd orphan".`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			bySnap, byTag := cmd.Flags().Changed("to-snapshot"), cmd.Flags().Changed("to-tag")
-			if bySnap == byTag {
-				return errors.New("give exactly one of --to-snapshot and --to-tag")
+			bySnap, byTag, byTime := cmd.Flags().Changed("to-snapshot"), cmd.Flags().Changed("to-tag"), cmd.Flags().Changed("to-timestamp")
+			n := 0
+			for _, b := range []bool{bySnap, byTag, byTime} {
+				if b {
+					n++
+				}
+			}
+			if n != 1 {
+				return errors.New("give exactly one of --to-snapshot, --to-tag and --to-timestamp")
 			}
 			t, err := openTable(ctx, args[0], args[1])
 			if err != nil {
 				return err
 			}
 			var res maint.RollbackResult
-			if bySnap {
+			switch {
+			case bySnap:
 				res, err = maint.RollbackToSnapshot(ctx, t, toSnapshot)
-			} else {
+			case byTime:
+				ts, perr := parseTimestamp(toTime)
+				if perr != nil {
+					return fmt.Errorf("--to-timestamp: %w", perr)
+				}
+				res, err = maint.RollbackToTimestamp(ctx, t, ts)
+			default:
 				res, err = maint.RollbackToTag(ctx, t, toTag)
 			}
 			if err != nil {
@@ -54,5 +69,14 @@ snapshots used become orphans, deleted by "compactd orphan".`,
 	}
 	cmd.Flags().Int64Var(&toSnapshot, "to-snapshot", 0, "snapshot id to roll back to")
 	cmd.Flags().StringVar(&toTag, "to-tag", "", "tag to roll back to")
+	cmd.Flags().StringVar(&toTime, "to-timestamp", "", "roll back to the newest snapshot committed at or before this time (epoch millis or RFC 3339)")
 	return cmd
+}
+
+// parseTimestamp reads epoch milliseconds or an RFC 3339 time.
+func parseTimestamp(s string) (time.Time, error) {
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return time.UnixMilli(ms), nil
+	}
+	return time.Parse(time.RFC3339Nano, s)
 }
