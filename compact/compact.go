@@ -298,7 +298,7 @@ func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.J
 			}
 			r, err := x.run(ctx, jobs[i])
 			if err != nil {
-				return fmt.Errorf("compact %s %s: %w", t.FullName(), jobs[i].ID(), err)
+				return fmt.Errorf("compact %s %s: %w", t.FullName(), jobLabel(v, jobs[i]), err)
 			}
 			mu.Lock()
 			results[i] = r
@@ -410,3 +410,12 @@ func deleteAll(t *table.Table, paths []string) {
 func isNoSnapshot(err error) bool { return errors.Is(err, table.ErrNoSnapshot) }
 
 func isNotExist(err error) bool { return errors.Is(err, fileio.ErrNotExist) }
+
+// jobLabel names a job's bucket for humans: the planner identifies
+// partitions by their BinaryRow bytes.
+func jobLabel(v *TableView, j planner.Job) string {
+	if p := v.PartitionPath[j.Partition]; p != "" {
+		return fmt.Sprintf("partition %s bucket %d", p, j.Bucket)
+	}
+	return fmt.Sprintf("bucket %d", j.Bucket)
+}

@@ -18,7 +18,9 @@ import (
 	"github.com/compactd/compactd/write"
 )
 
-func bigint(nullable bool) table.DataType { return table.DataType{Root: table.TypeBigInt, Nullable: nullable} }
+func bigint(nullable bool) table.DataType {
+	return table.DataType{Root: table.TypeBigInt, Nullable: nullable}
+}
 func str(nullable bool) table.DataType {
 	return table.DataType{Root: table.TypeVarChar, Length: table.MaxLength, Nullable: nullable}
 }
