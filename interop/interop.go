@@ -210,10 +210,17 @@ type CompactOptions struct {
 	Bucket *int
 	// CommitUser defaults to "interop-compact".
 	CommitUser string
+	// Minor asks for Paimon's normal universal pick (TableWriteImpl.compact(..., false)) instead
+	// of a full compaction.
+	Minor bool
+	// Options are dynamic table options for this compaction only (e.g. the pick's trigger and
+	// ratios); write-only is always lifted.
+	Options map[string]string
 }
 
-// Compact runs Paimon's own full compaction (TableWriteImpl.compact(partition, bucket, true))
-// over the selected buckets and commits it, returning the latest snapshot id after the commit.
+// Compact runs Paimon's own compaction (full by default: TableWriteImpl.compact(partition,
+// bucket, true)) over the selected buckets and commits it, returning the latest snapshot id
+// after the commit.
 func (j *JavaOracle) Compact(warehouse, table string, o CompactOptions) int64 {
 	j.tb.Helper()
 	flags := []string{"--warehouse", warehouse, "--table", table}
@@ -225,6 +232,12 @@ func (j *JavaOracle) Compact(warehouse, table string, o CompactOptions) int64 {
 	}
 	if o.CommitUser != "" {
 		flags = append(flags, "--commit-user", o.CommitUser)
+	}
+	if o.Minor {
+		flags = append(flags, "--full", "false")
+	}
+	if len(o.Options) > 0 {
+		flags = append(flags, "--options", string(mustJSON(j.tb, o.Options)))
 	}
 	out := j.must(nil, "compact", flags...)
 	var res struct{ Snapshot int64 }

@@ -452,7 +452,18 @@ public final class Main {
     private void compact() throws Exception {
         try (Catalog c = catalog()) {
             // A write-only table never compacts through its writer; lift that for this writer only.
-            FileStoreTable table = table(c).copy(Map.of("write-only", "false"));
+            Map<String, String> dyn = new HashMap<>();
+            dyn.put("write-only", "false");
+            // --options '{"k":"v"}': dynamic options for this compaction only (e.g. trigger, ratio).
+            if (flags.containsKey("options")) {
+                Iterator<Map.Entry<String, JsonNode>> it =
+                        Canonical.JSON.readTree(flag("options")).fields();
+                while (it.hasNext()) {
+                    Map.Entry<String, JsonNode> e = it.next();
+                    dyn.put(e.getKey(), e.getValue().asText());
+                }
+            }
+            FileStoreTable table = table(c).copy(dyn);
             RowType partType = table.schema().logicalPartitionType();
             String wantPartition = flags.get("partition");
             Integer wantBucket = flags.containsKey("bucket") ? Integer.parseInt(flag("bucket")) : null;
@@ -488,8 +499,10 @@ public final class Main {
                 // COMPACT snapshot is wanted here.
                 ((org.apache.paimon.table.sink.InnerTableCommit) commit).ignoreEmptyCommit(true);
                 TableWriteImpl<?> impl = (TableWriteImpl<?>) w;
+                // --full false asks for Paimon's normal (universal) pick instead of a full compaction.
+                boolean full = Boolean.parseBoolean(flags.getOrDefault("full", "true"));
                 for (DataSplit ds : targets) {
-                    impl.compact(ds.partition(), ds.bucket(), true);
+                    impl.compact(ds.partition(), ds.bucket(), full);
                     units++;
                 }
                 List<CommitMessage> msgs = w.prepareCommit(true, id);
