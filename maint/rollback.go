@@ -119,7 +119,8 @@ func RollbackToTag(ctx context.Context, t *table.Table, name string) (RollbackRe
 	if err != nil {
 		return RollbackResult{}, fmt.Errorf("rollback %s: %w", t.FullName(), err)
 	}
-	s := tag.Snapshot
+	// Java writes the restored snapshot with its own Snapshot class.
+	s := tag.Snapshot.WithoutLegacy()
 	return rollback(ctx, t, &s, true)
 }
 

@@ -60,13 +60,10 @@ func TestCreateTagWritesSnapshotJSONAndIsExclusive(t *testing.T) {
 	if tag.ID != 3 || tag.CreateTime != nil || tag.TimeRetained != nil {
 		t.Fatalf("tag %+v", tag)
 	}
-	// Without a TTL the tag file is the snapshot file byte for byte (Java
-	// writes snapshot.toJson()).
-	tagBytes, _ := os.ReadFile(tb.Paths().TagPath("v1"))
-	snapBytes, _ := os.ReadFile(tb.Paths().SnapshotPath(3))
-	if string(tagBytes) != string(snapBytes) {
-		t.Fatalf("tag file differs from snapshot-3:\n%s\n%s", tagBytes, snapBytes)
-	}
+	// Without a TTL the tag file is what Java 1.4.2's createTag wrote for
+	// the same snapshot of the same table (testdata; snapshot.toJson() of
+	// its own Snapshot class, without the legacy fields of the fixture).
+	assertSameBytes(t, tb.Paths().TagPath("v1"), "testdata/java-1.4.2-tag-of-snapshot-3")
 	if _, err := CreateTag(ctx, tb, "v1", CreateTagOptions{Snapshot: 1}); !errors.Is(err, ErrTagExists) {
 		t.Fatalf("second create: %v, want ErrTagExists", err)
 	}
@@ -93,20 +90,16 @@ func TestCreateTagWithTTLWritesJavaTimeFields(t *testing.T) {
 	old := time.Local
 	time.Local = time.UTC
 	defer func() { time.Local = old }()
-	now := time.Date(2024, 3, 4, 5, 6, 7, 890123456, time.UTC)
+	// The creation time of the tag Java 1.4.2 wrote (testdata), with
+	// createTag(name, 2, Duration.ofMillis(129600500)) on a JVM in UTC.
+	now := time.Date(2026, 11, 29, 12, 19, 19, 290190034, time.UTC)
 	d := 36*time.Hour + 500*time.Millisecond
 	if _, err := CreateTag(ctx, tb, "ttl", CreateTagOptions{Snapshot: 2, TimeRetained: &d, Now: now}); err != nil {
 		t.Fatal(err)
 	}
-	data, _ := os.ReadFile(tb.Paths().TagPath("ttl"))
-	// Jackson's JavaTimeModule: LocalDateTime as an array (micro precision
-	// from LocalDateTime.now()), Duration as decimal seconds; both last.
-	if !strings.HasSuffix(string(data), `,
-  "tagCreateTime" : [ 2024, 3, 4, 5, 6, 7, 890123000 ],
-  "tagTimeRetained" : 129600.500000000
-}`) {
-		t.Fatalf("tag file:\n%s", data)
-	}
+	// Jackson's JavaTimeModule: LocalDateTime as an array with nanos,
+	// Duration as decimal seconds; both after the snapshot's keys.
+	assertSameBytes(t, tb.Paths().TagPath("ttl"), "testdata/java-1.4.2-tag-of-snapshot-2-ttl")
 	got, err := tb.Tag(ctx, "ttl")
 	if err != nil || got.ID != 2 || *got.TimeRetained != d {
 		t.Fatalf("%+v %v", got, err)
@@ -199,7 +192,6 @@ func TestRollbackToExpiredSnapshotGoesThroughItsTag(t *testing.T) {
 	if _, err := CreateTag(ctx, tb, "keep", CreateTagOptions{Snapshot: 2}); err != nil {
 		t.Fatal(err)
 	}
-	snap2, _ := os.ReadFile(tb.Paths().SnapshotPath(2))
 	// Expire snapshots 1-3 by hand (metadata only is enough here).
 	for _, id := range []int64{1, 2, 3} {
 		if err := os.Remove(tb.Paths().SnapshotPath(id)); err != nil {
@@ -220,10 +212,9 @@ func TestRollbackToExpiredSnapshotGoesThroughItsTag(t *testing.T) {
 	if !slices.Equal(ids, []int64{2}) {
 		t.Fatalf("snapshots %v", ids)
 	}
-	// The restored file is the snapshot Java wrote, byte for byte.
-	if got, _ := os.ReadFile(tb.Paths().SnapshotPath(2)); string(got) != string(snap2) {
-		t.Fatalf("restored snapshot differs:\n%s\n%s", got, snap2)
-	}
+	// The restored file is what Java writes from the tag
+	// (taggedSnapshot.toJson(), the same bytes as its tag without a TTL).
+	assertSameBytes(t, tb.Paths().SnapshotPath(2), "testdata/java-1.4.2-tag-of-snapshot-2")
 	if id, ok, _ := tb.ReadEarliestHint(ctx); !ok || id != 2 {
 		t.Fatalf("EARLIEST %d %v", id, ok)
 	}
@@ -370,5 +361,20 @@ func TestRollbackToTimestampPicksTheNewestSnapshotAtOrBefore(t *testing.T) {
 	res, err = RollbackToTimestamp(ctx, tb, time.UnixMilli(times[1]))
 	if err != nil || res.Snapshot != 2 {
 		t.Fatalf("exact commit time: %+v %v", res, err)
+	}
+}
+
+func assertSameBytes(t *testing.T, got, want string) {
+	t.Helper()
+	g, err := os.ReadFile(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.ReadFile(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(g) != string(w) {
+		t.Fatalf("%s differs from %s:\n%s\nwant\n%s", got, want, g, w)
 	}
 }

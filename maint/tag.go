@@ -35,7 +35,7 @@ type CreateTagOptions struct {
 }
 
 // CreateTag writes tag/tag-<name> as Java's TagManager.createTag does: the
-// snapshot's JSON, plus tagCreateTime and tagTimeRetained only when the tag
+// snapshot's JSON as current Java writes it (Snapshot.WithoutLegacy), plus tagCreateTime and tagTimeRetained only when the tag
 // has a TTL (older readers cannot parse tag files with those fields, so Java
 // leaves them out otherwise). The file is created exclusively: an existing
 // tag is never replaced (ErrTagExists).
@@ -63,7 +63,9 @@ func CreateTag(ctx context.Context, t *table.Table, name string, o CreateTagOpti
 			retained = &d
 		}
 	}
-	tag := &table.Tag{Name: name, Snapshot: *snap}
+	// Java serialises the snapshot with its own Snapshot class: fields older
+	// releases wrote (explicit nulls, logOffsets) are gone.
+	tag := &table.Tag{Name: name, Snapshot: snap.WithoutLegacy()}
 	if retained != nil {
 		now := o.Now
 		if now.IsZero() {
