@@ -65,6 +65,9 @@ func CreateTag(ctx context.Context, t *table.Table, name string, o CreateTagOpti
 	}
 	// Java serialises the snapshot with its own Snapshot class: fields older
 	// releases wrote (explicit nulls, logOffsets) are gone.
+	if err := validateNoAutoTag(ctx, t, name, snap.ID); err != nil {
+		return nil, fmt.Errorf("create tag %s in %s: %w", name, t.FullName(), err)
+	}
 	tag := &table.Tag{Name: name, Snapshot: snap.WithoutLegacy()}
 	if retained != nil {
 		now := o.Now
@@ -87,6 +90,26 @@ func CreateTag(ctx context.Context, t *table.Table, name string, o CreateTagOpti
 		return nil, fmt.Errorf("create tag %s in %s: write %s: %w", name, t.FullName(), path, err)
 	}
 	return tag, nil
+}
+
+// validateNoAutoTag is TagManager.validateNoAutoTag: with automatic tag
+// creation on, a name of the automatic form may not tag a snapshot that
+// already has an automatic tag.
+func validateNoAutoTag(ctx context.Context, t *table.Table, name string, snapshot int64) error {
+	cfg, err := AutoTagConfigFromTable(t.Options().Raw)
+	if err != nil || cfg == nil || !cfg.Handler.IsAutoTag(name) {
+		return nil
+	}
+	tags, err := t.Tags(ctx)
+	if err != nil {
+		return err
+	}
+	for _, tg := range tags {
+		if tg.ID == snapshot && cfg.Handler.IsAutoTag(tg.Name) {
+			return fmt.Errorf("snapshot %d is already auto-tagged with %s", snapshot, tg.Name)
+		}
+	}
+	return nil
 }
 
 // findSnapshot reads snapshot id, or, when it has expired, the snapshot of
@@ -304,56 +327,11 @@ func TagExpiryFromTable(raw map[string]string) (TagExpiry, error) {
 // tag.creation-period-duration: a name is an auto tag iff it parses,
 // strictly, with the period's formatter.
 func AutoTagMatcher(raw map[string]string) (func(string) bool, error) {
-	// Field widths of the formatter: y4 M2 d2 [H2 [m2]] with separators.
-	var layout string
-	if _, ok := raw["tag.creation-period-duration"]; ok {
-		layout = "200601021504"
-	} else {
-		period := strings.ToLower(strings.TrimSpace(raw["tag.creation-period"]))
-		formatter := strings.ToLower(strings.TrimSpace(raw["tag.period-formatter"]))
-		if formatter == "" {
-			formatter = "with_dashes"
-		}
-		switch period {
-		case "", "daily":
-			switch formatter {
-			case "with_dashes":
-				layout = "2006-01-02"
-			case "without_dashes", "without_dashes_and_spaces":
-				layout = "20060102"
-			}
-		case "hourly":
-			switch formatter {
-			case "with_dashes":
-				layout = "2006-01-02 15"
-			case "without_dashes":
-				layout = "20060102 15"
-			case "without_dashes_and_spaces":
-				layout = "2006010215"
-			}
-		case "two-hours":
-			layout = "2006-01-02 15"
-		default:
-			return nil, fmt.Errorf("option tag.creation-period=%q: want daily, hourly or two-hours", period)
-		}
-		if layout == "" {
-			return nil, fmt.Errorf("option tag.period-formatter=%q: want with_dashes, without_dashes or without_dashes_and_spaces", formatter)
-		}
+	h, err := NewPeriodHandler(raw)
+	if err != nil {
+		return nil, err
 	}
-	return func(name string) bool {
-		// Go's parser accepts what Java's strict fixed-width formatter does
-		// for these all-numeric layouts once the length is pinned.
-		if len(name) != len(layout) {
-			return false
-		}
-		for i := 0; i < len(name); i++ {
-			if (layout[i] >= '0' && layout[i] <= '9') != (name[i] >= '0' && name[i] <= '9') {
-				return false
-			}
-		}
-		_, err := time.Parse(layout, name)
-		return err == nil
-	}, nil
+	return h.IsAutoTag, nil
 }
 
 // TagExpireReport lists what ExpireTags deleted (or would delete).

@@ -22,7 +22,7 @@ func newTagCmd() *cobra.Command {
 		Use:   "tag",
 		Short: "Create, delete, list and expire tags (tag/tag-<name>) as Paimon writes them",
 	}
-	cmd.AddCommand(newTagCreateCmd(), newTagDeleteCmd(), newTagListCmd(), newTagExpireCmd())
+	cmd.AddCommand(newTagCreateCmd(), newTagDeleteCmd(), newTagListCmd(), newTagExpireCmd(), newTagAutoCmd())
 	return cmd
 }
 
@@ -166,5 +166,39 @@ func newTagExpireCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report, delete nothing")
+	return cmd
+}
+
+func newTagAutoCmd() *cobra.Command {
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "auto <warehouse> <db.table>",
+		Short: "Create automatic tags (tag.automatic-creation) and expire tags, as Paimon's committer does for non-write-only tables",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			t, err := openTable(ctx, args[0], args[1])
+			if err != nil {
+				return err
+			}
+			rep, err := maint.RunTagAutoManager(ctx, t, time.Now(), dryRun)
+			if err != nil {
+				return err
+			}
+			create, del := "created", "deleted"
+			if dryRun {
+				create, del = "would create", "would delete"
+			}
+			for _, c := range rep.Created {
+				fmt.Printf("%s tag %s on snapshot %d\n", create, c.Name, c.Snapshot)
+			}
+			for _, e := range rep.Expired {
+				fmt.Printf("%s tag %s: %s\n", del, e.Name, e.Reason)
+			}
+			fmt.Printf("%s: %s %d tags, %s %d\n", t.FullName(), create, len(rep.Created), del, len(rep.Expired))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report, change nothing")
 	return cmd
 }
