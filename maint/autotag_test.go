@@ -164,3 +164,29 @@ func TestRunTagAutoManagerOnJavaTable(t *testing.T) {
 		t.Fatalf("tags left %v", names)
 	}
 }
+
+// TestRunTagAutoManagerMatchesJava replays two runs whose result was taken
+// from Java Paimon 1.4.2's TagAutoManager.run on a copy of the same fixture
+// (table.copy with the same dynamic options): hourly in UTC gives
+// "2025-08-27 02" on snapshot 1; then two-hours in Asia/Shanghai (the
+// formatter option is ignored for two-hour periods) resumes after that tag
+// and gives "2025-08-27 08" on snapshot 2.
+func TestRunTagAutoManagerMatchesJava(t *testing.T) {
+	ctx := context.Background()
+	tb := copyFixture(t, morTable)
+	raw := tb.Options().Raw
+	raw["tag.automatic-creation"] = "process-time"
+	raw["tag.creation-period"] = "hourly"
+	raw["sink.process-time-zone"] = "UTC"
+	first, err := RunTagAutoManager(ctx, tb, time.Now(), false)
+	if err != nil || !slices.Equal(first.Created, []NewAutoTag{{"2025-08-27 02", 1}}) {
+		t.Fatalf("first run: %+v %v", first, err)
+	}
+	raw["tag.creation-period"] = "two-hours"
+	raw["tag.period-formatter"] = "without_dashes"
+	raw["sink.process-time-zone"] = "Asia/Shanghai"
+	second, err := RunTagAutoManager(ctx, tb, time.Now(), false)
+	if err != nil || !slices.Equal(second.Created, []NewAutoTag{{"2025-08-27 08", 2}}) {
+		t.Fatalf("second run: %+v %v", second, err)
+	}
+}
