@@ -133,6 +133,10 @@ func TestTagExpiryFromTable(t *testing.T) {
 	}
 }
 
+// TestTimeExtractor: every expectation here was checked against Java Paimon
+// 1.4.2's PartitionTimeExtractor.extract, except "a longer key wins over its
+// prefix": that follows apache/paimon#9136 (after 2.0), while releases up to
+// 2.0 substitute keys in declaration order, so $dt also matched inside $dt1.
 func TestTimeExtractor(t *testing.T) {
 	keys := []string{"year", "month", "day", "hour", "dt", "dt1"}
 	vals := func(vs ...string) []*string {
@@ -174,6 +178,9 @@ func TestTimeExtractor(t *testing.T) {
 		{"formatter rejects a short value", "", "yyyyMMdd", vals("2024015"), ""},
 		{"formatter with the pattern", "$year$month$day", "yyyyMMdd", vals("2024", "01", "05"), "2024-01-05 00:00:00"},
 		{"formatter yyyy-MM-dd rejects a value with a time", "", "yyyy-MM-dd", vals("2024-01-05 00:00:00"), ""},
+		{"formatter yyyy takes exactly four unsigned digits", "", "yyyyMMdd", vals("020240105"), ""},
+		{"formatter with single letters takes one or two digits", "", "yyyy-M-d", vals("2024-1-5"), "2024-01-05 00:00:00"},
+		{"default format is lenient: hour 25 rolls into the next day", "", "", vals("2024-01-05 25:00:00"), "2024-01-06 01:00:00"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

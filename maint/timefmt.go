@@ -58,7 +58,8 @@ func (e *TimeExtractor) Extract(keys []string, values []*string) (time.Time, err
 }
 
 // substitutePattern replaces $key by the key's value, preferring longer keys
-// ($dt must not match inside $dt1), as PartitionTimeExtractor.replacePattern.
+// ($dt must not match inside $dt1), as PartitionTimeExtractor.replacePattern
+// does since apache/paimon#9136 (releases up to 2.0 replaced in key order).
 func substitutePattern(pattern string, keys []string, values []*string) (string, error) {
 	idx := make([]int, len(keys))
 	for i := range idx {
@@ -259,7 +260,13 @@ func (it fmtItem) width() int {
 	case 0:
 		return 0
 	case 'y':
-		return 0 // year: count..19 digits (EXCEEDS_PAD)
+		// yyyy and longer are EXCEEDS_PAD: more digits than the count need a
+		// sign, so an unsigned year has exactly count digits. y and yyy take
+		// 1 (3) to 19 digits.
+		if it.count >= 4 {
+			return it.count
+		}
+		return 0
 	case 'S':
 		return it.count
 	}
