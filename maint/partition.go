@@ -233,6 +233,12 @@ func ExpirePartitions(ctx context.Context, t *table.Table, ro PartitionExpireRun
 	if o.ExpirationTime <= 0 {
 		return fail(errors.New("partition.expiration-time is not set"))
 	}
+	// With partitions kept in a metastore, Java drops them there (and their
+	// .done partitions); an OVERWRITE commit alone would leave the metastore
+	// listing partitions that no longer exist.
+	if v := strings.TrimSpace(t.Options().Raw["metastore.partitioned-table"]); strings.EqualFold(v, "true") {
+		return fail(errors.New("metastore.partitioned-table=true: partitions must be dropped through the metastore, which compactd does not do"))
+	}
 	now := ro.Now
 	if now.IsZero() {
 		now = time.Now()

@@ -378,3 +378,12 @@ func assertSameBytes(t *testing.T, got, want string) {
 		t.Fatalf("%s differs from %s:\n%s\nwant\n%s", got, want, g, w)
 	}
 }
+
+func TestExpirePartitionsRefusesMetastorePartitionedTables(t *testing.T) {
+	tb := copyFixture(t, morTable)
+	tb.Options().Raw["metastore.partitioned-table"] = "true"
+	o := PartitionExpireOptions{ExpirationTime: time.Hour, Strategy: StrategyValuesTime, MaxNum: 100, TimestampPattern: "2024-01-$f1"}
+	if _, err := ExpirePartitions(context.Background(), tb, PartitionExpireRunOptions{Options: &o}); err == nil || !strings.Contains(err.Error(), "metastore") {
+		t.Fatalf("err %v", err)
+	}
+}
