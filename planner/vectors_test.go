@@ -16,7 +16,7 @@ import (
 // command, which runs Paimon's own UniversalCompaction/ForceUpLevel0Compaction
 // and post-processes the unit as MergeTreeCompactManager.triggerCompaction
 // does. The input may sit under "input" or at the top level, the output
-// under "output" or "expected".
+// under "output", "expected" or "result" (a null result is no pick).
 type pickVector struct {
 	Why           string          `json:"why"`
 	Version       string          `json:"version"`
@@ -24,6 +24,8 @@ type pickVector struct {
 	Input         *pickInput      `json:"input"`
 	Output        json.RawMessage `json:"output"`
 	Expected      json.RawMessage `json:"expected"`
+	Result        json.RawMessage `json:"result"` // interop/cmd/genpick: null = no pick
+	Paimon        string          `json:"paimon"`
 	pickInput
 }
 
@@ -157,6 +159,9 @@ func checkVectorFile(t *testing.T, path string) int {
 		if ver == "" {
 			ver = in.Version
 		}
+		if ver == "" {
+			ver = v.Paimon
+		}
 		beh, err := vectorBehavior(ver)
 		if err != nil {
 			t.Fatalf("%s:%d: %v", path, line, err)
@@ -169,6 +174,12 @@ func checkVectorFile(t *testing.T, path string) int {
 		out := v.Output
 		if out == nil {
 			out = v.Expected
+		}
+		if out == nil {
+			out = v.Result
+		}
+		if out == nil || string(out) == "null" {
+			out = json.RawMessage(`{"pick":null}`)
 		}
 		want, err := canonicalOutput(out)
 		if err != nil {
@@ -207,19 +218,14 @@ func TestPickVectorsOracleSample(t *testing.T) {
 }
 
 // TestPickVectorsFromPaimon compares the planner with decisions recorded from
-// Java Paimon. The file is produced by another part of the build; without it
-// the test skips, unless COMPACTD_REQUIRE_VECTORS=1 makes its absence fail.
+// Java Paimon's own UniversalCompaction through the oracle's pick verb.
+// Regenerate the file with `go run ./interop/cmd/genpick` (needs
+// `make interop-deps`).
 func TestPickVectorsFromPaimon(t *testing.T) {
 	const path = "testdata/paimon_pick_vectors.jsonl"
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("COMPACTD_REQUIRE_VECTORS") == "1" {
-			t.Fatalf("COMPACTD_REQUIRE_VECTORS=1 but %s is missing: %v", path, err)
-		}
-		t.Skipf("%s not generated yet (set COMPACTD_REQUIRE_VECTORS=1 to require it)", path)
-	}
 	n := checkVectorFile(t, path)
-	if n == 0 {
-		t.Fatalf("%s holds no vectors", path)
+	if n < 2000 {
+		t.Fatalf("%s: only %d vectors checked, want the full generated set", path, n)
 	}
 	t.Logf("%d Paimon vectors match", n)
 }
