@@ -19,8 +19,9 @@ import (
 // Kind is a job kind the daemon schedules per table.
 type Kind string
 
-// The job kinds. TagExpire and PartitionExpire are recognised in policies
-// but not implemented: enabling them is a validation error.
+// The job kinds. TagExpire and PartitionExpire act only on tables that
+// configure them (tag.automatic-creation / tag retention, and
+// partition.expiration-time): Java's writers skip both on write-only tables.
 const (
 	Compact         Kind = "compact"
 	FullCompaction  Kind = "full-compaction"
@@ -32,9 +33,6 @@ const (
 
 // Kinds lists every job kind in scheduling order of ties.
 var Kinds = []Kind{Compact, FullCompaction, Expire, Orphan, TagExpire, PartitionExpire}
-
-// Implemented reports whether the daemon can run jobs of kind k.
-func (k Kind) Implemented() bool { return k != TagExpire && k != PartitionExpire }
 
 // Source says where an effective value came from.
 type Source string
@@ -91,9 +89,9 @@ var builtin = map[string]keyDef{
 	"orphan.older-than":  {kDuration, "24h", "only files older than this are orphans (at least 1h)"},
 	"orphan.time-budget": {kDuration, "0s", ""},
 
-	"tag-expire.enabled":        {kBool, "false", "not implemented yet"},
+	"tag-expire.enabled":        {kBool, "true", "automatic tags (tag.automatic-creation) and tag expiry (tag.num-retained-max, tag TTLs)"},
 	"tag-expire.schedule":       {kSchedule, "@hourly", ""},
-	"partition-expire.enabled":  {kBool, "false", "not implemented yet"},
+	"partition-expire.enabled":  {kBool, "true", "drop partitions older than partition.expiration-time (when the table sets it)"},
 	"partition-expire.schedule": {kSchedule, "@hourly", ""},
 }
 
@@ -340,16 +338,6 @@ func ValidateValues(values, tableOptions map[string]string) error {
 		}
 		if !paimonKeys[k] {
 			errs = append(errs, fmt.Errorf("%s: unknown policy key (see `compactd policy keys`)", k))
-		}
-	}
-	for _, k := range Kinds {
-		if k.Implemented() {
-			continue
-		}
-		if v, ok := values[string(k)+".enabled"]; ok {
-			if b, _ := strconv.ParseBool(strings.TrimSpace(v)); b {
-				errs = append(errs, fmt.Errorf("%s.enabled=true: %s jobs are not implemented yet", k, k))
-			}
 		}
 	}
 	if k, v := "orphan.older-than", values["orphan.older-than"]; v != "" {

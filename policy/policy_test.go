@@ -64,7 +64,7 @@ func TestValidationReportsEveryProblemAtOnce(t *testing.T) {
 		"compact.max-buckets":       "-1",
 		"orphan.older-than":         "5m",
 		"no.such.key":               "1",
-		"tag-expire.enabled":        "true",
+		"tag-expire.enabled":        "maybe",
 		"snapshot.num-retained.min": "abc",
 		"full-compaction.schedule":  "0 3 * * *",
 		"compact.max-bytes":         "256 mb",
@@ -78,7 +78,7 @@ func TestValidationReportsEveryProblemAtOnce(t *testing.T) {
 			t.Errorf("error does not mention %s:\n%v", want, err)
 		}
 	}
-	for _, ok := range []string{"full-compaction.schedule", "compact.max-bytes"} {
+	for _, ok := range []string{"full-compaction.schedule", "compact.max-bytes", "partition-expire"} {
 		if strings.Contains(err.Error(), ok) {
 			t.Errorf("valid %s reported:\n%v", ok, err)
 		}

@@ -70,7 +70,7 @@ func (s *Scheduler) Status() Status {
 			ts.LastSuccess[k] = v
 		}
 		for k, j := range t.jobs {
-			if j.Enabled && k.Implemented() {
+			if j.Enabled {
 				ts.Next[k] = t.next[k]
 			}
 		}

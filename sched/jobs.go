@@ -9,6 +9,7 @@ import (
 
 	"github.com/compactd/compactd/compact"
 	"github.com/compactd/compactd/expire"
+	"github.com/compactd/compactd/maint"
 	"github.com/compactd/compactd/orphan"
 	"github.com/compactd/compactd/planner"
 	"github.com/compactd/compactd/policy"
@@ -153,6 +154,41 @@ func (s *Scheduler) execute(ctx context.Context, t *tableState, k policy.Kind, j
 		}
 		if len(rep.Files) > 0 {
 			log.Info("deleted orphan files", "files_deleted", len(rep.Files), "bytes", rep.Bytes)
+		}
+		return nil
+	case policy.TagExpire:
+		raw := eff.MergedTableOptions()
+		if v := raw["tag.automatic-creation"]; v != "" && v != "none" {
+			rep, err := maint.RunTagAutoManager(ctx, tb, now, false)
+			if err != nil {
+				return err
+			}
+			rec.Note = fmt.Sprintf("%d tags created, %d expired", len(rep.Created), len(rep.Expired))
+			return nil
+		}
+		rep, err := maint.ExpireTags(ctx, tb, now, false)
+		if err != nil {
+			return err
+		}
+		rec.Note = fmt.Sprintf("%d tags expired", len(rep.Expired))
+		return nil
+	case policy.PartitionExpire:
+		raw := eff.MergedTableOptions()
+		if raw["partition.expiration-time"] == "" {
+			rec.Note = "partition.expiration-time not set"
+			return nil
+		}
+		po, err := maint.PartitionExpireOptionsFromTable(raw)
+		if err != nil {
+			return permanent(err)
+		}
+		rep, err := maint.ExpirePartitions(ctx, tb, maint.PartitionExpireRunOptions{Options: &po, Now: now})
+		if err != nil {
+			return err
+		}
+		rec.Note = fmt.Sprintf("%d partitions expired", len(rep.Partitions))
+		if n := len(rep.Snapshots); n > 0 {
+			rec.Snapshot = rep.Snapshots[n-1]
 		}
 		return nil
 	}

@@ -352,7 +352,7 @@ func (s *Scheduler) tick(ctx, jobCtx context.Context, wg *conc.WaitGroup) {
 		}
 		for _, k := range policy.Kinds {
 			j, ok := t.jobs[k]
-			if !ok || !j.Enabled || !k.Implemented() {
+			if !ok || !j.Enabled {
 				continue
 			}
 			if due := t.next[k]; !due.IsZero() && !now.Before(due) {
