@@ -8,13 +8,14 @@
 # Sizes come from the environment so a quick run is possible:
 #   BENCH_ROWS=1000000,10000000   row counts of the compaction benchmark
 #   BENCH_SCHEMAS=narrow,wide
-#   BENCH_EXPIRE=1000:100000,10000:1000000   snapshots:files
-#   BENCH_PLAN=100:100,1000:100              buckets:files-per-bucket
+#   BENCH_EXPIRE=1000:100000,10000:1000000   snapshots:files (set but empty: skip)
+#   BENCH_PLAN=100:100,1000:100              buckets:files-per-bucket (set but empty: skip)
 #   BENCH_S3=1                               also compact on the loopback S3 server
 #   BENCH_S3_ROWS=1000000
 #   BENCH_JAVA_OPTS=                         JVM flags for Java's compaction
 #   BENCH_WORK=.cache/bench                  generated tables are cached here
 #   BENCH_OUT=.cache/bench/results.md
+# Extra arguments go to `compactd-bench run` (e.g. -planner-bench=false, -java=false).
 # Quick run: BENCH_ROWS=200000 BENCH_EXPIRE=100:10000 BENCH_PLAN=10:100 make bench
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -40,8 +41,9 @@ exec bin/compactd-bench run \
 	-compactd bin/compactd \
 	-rows "${BENCH_ROWS:-1000000,10000000}" \
 	-schemas "${BENCH_SCHEMAS:-narrow,wide}" \
-	-expire "${BENCH_EXPIRE:-1000:100000,10000:1000000}" \
-	-plan "${BENCH_PLAN:-100:100,1000:100}" \
+	-expire "${BENCH_EXPIRE-1000:100000,10000:1000000}" \
+	-plan "${BENCH_PLAN-100:100,1000:100}" \
 	-java-opts "${BENCH_JAVA_OPTS:-}" \
 	"${s3_flag[@]}" \
-	-out "$out"
+	-out "$out" \
+	"$@"

@@ -161,6 +161,7 @@ func run(ctx context.Context, args []string) error {
 		// compactd's full compaction in this process, for profiling.
 		cpu := fl.String("cpuprofile", "", "write a CPU profile here")
 		heap := fl.String("memprofile", "", "write a heap (alloc) profile here at the end")
+		peak := fl.String("peakprofile", "", "write the heap profile taken near the peak of the live heap here")
 		if err := fl.Parse(args); err != nil {
 			return err
 		}
@@ -178,6 +179,10 @@ func run(ctx context.Context, args []string) error {
 				return err
 			}
 			defer pprof.StopCPUProfile()
+		}
+		if *peak != "" {
+			stop := watchPeak(*peak)
+			defer stop()
 		}
 		sum, err := compact.Run(ctx, t, compact.Options{Full: true})
 		if err != nil {
