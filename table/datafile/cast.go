@@ -19,6 +19,13 @@ package datafile
 //     Java's read, so it fails here too, with an error wrapping
 //     ErrUnsupportedEvolution. A DECIMAL that does not fit its precision is
 //     null in Java (Decimal.fromBigDecimal) and nil here.
+//
+// Not restated: Java's STRING to ARRAY/MAP/ROW rules (ALTER TABLE cannot
+// produce those changes, DataTypeCasts has no such cast; Paimon uses them for
+// default values), non-ASCII digits in DECIMAL strings, '+'-signed years of
+// five or more digits in TIMESTAMP strings; Double.toString of JDKs before 19
+// (the oracle runs JDK 17) which prints a few values with a non-shortest
+// digit string (1e23 as 9.999999999999999E22) where this prints the shortest.
 
 import (
 	"errors"
@@ -246,6 +253,10 @@ func ruleCast(from, to table.DataType) castFunc {
 				u, sc, ok := parseJavaBigDecimal(v.(string))
 				if !ok {
 					return nil, valueErr("cannot parse %q as %s", v, to)
+				}
+				if u.Sign() != 0 && (s-sc > maxJavaPow10 || sc-s > maxJavaPow10) {
+					// BigInteger.pow overflows in setScale: Java throws.
+					return nil, valueErr("cannot cast %q to %s: exponent out of range", v, to)
 				}
 				return decimalOf(u, sc, p, s), nil
 			}
@@ -629,14 +640,15 @@ func decimalDouble(d table.Decimal) float64 {
 func decimalOf(unscaled *big.Int, scale, p, s int) any {
 	u := new(big.Int).Set(unscaled)
 	// Shortcuts keep absurd exponents ("1e999999999") from building huge
-	// powers of ten: past them the value overflows, or rounds to zero.
-	nd := len(new(big.Int).Abs(u).String())
+	// powers of ten: past them the value overflows, or rounds to zero (a
+	// value below 10^digits shifted right by more than digits+1 places is
+	// under 0.01).
 	switch {
 	case u.Sign() == 0:
 		return table.Decimal{Unscaled: u, Precision: p, Scale: s}
 	case s-scale > p:
 		return nil
-	case scale-s > nd+1:
+	case scale-s > 1 && scale-s > len(u.Text(10))+1:
 		return table.Decimal{Unscaled: new(big.Int), Precision: p, Scale: s}
 	}
 	switch {
@@ -660,6 +672,10 @@ func decimalOf(unscaled *big.Int, scale, p, s int) any {
 	}
 	return table.Decimal{Unscaled: u, Precision: p, Scale: s}
 }
+
+// maxJavaPow10 is about the largest n for which Java's BigInteger can hold
+// 10^n (2^31 bits).
+const maxJavaPow10 = 646456993
 
 // decimalDigits splits Go's 'e' formatting (-1.2345e-07) into an unscaled
 // integer and a scale.
@@ -734,8 +750,8 @@ func javaNumberString(v any) string {
 
 // javaFloatString formats as Float.toString/Double.toString: plain notation
 // with at least one fraction digit for 10^-3 <= |f| < 10^7, otherwise
-// d.dddE±n. Digits are the shortest that round-trip (JDK 19+ exactly; older
-// JDKs occasionally print one more digit).
+// d.dddE±n. Digits are the shortest that round-trip, as JDK 19+ prints
+// them (older JDKs print a few values with more digits).
 func javaFloatString(f float64, bits int) string {
 	switch {
 	case math.IsNaN(f):
