@@ -2,6 +2,7 @@ package expire
 
 import (
 	"fmt"
+	"github.com/compactd/compactd/table"
 	"math"
 	"strconv"
 	"strings"
@@ -82,7 +83,7 @@ func OptionsFromTable(opts map[string]string) (Options, error) {
 		if !ok || err != nil {
 			return false
 		}
-		d, perr := ParseDuration(v)
+		d, perr := table.ParseDuration(v)
 		if perr != nil {
 			err = fmt.Errorf("option %s=%q: %w", key, v, perr)
 			return false
@@ -140,35 +141,4 @@ var durationUnits = map[string]time.Duration{
 	"microsecond": time.Microsecond, "microseconds": time.Microsecond,
 	"ns": time.Nanosecond, "nano": time.Nanosecond, "nanos": time.Nanosecond,
 	"nanosecond": time.Nanosecond, "nanoseconds": time.Nanosecond,
-}
-
-// ParseDuration parses a Paimon duration option: a non-negative integer
-// followed by an optional unit label ("1 h", "30min", "100" = 100 ms), as
-// Paimon's TimeUtils.parseDuration accepts.
-func ParseDuration(s string) (time.Duration, error) {
-	t := strings.TrimSpace(s)
-	i := 0
-	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
-		i++
-	}
-	if i == 0 {
-		return 0, fmt.Errorf("duration %q does not start with a number", s)
-	}
-	n, err := strconv.ParseInt(t[:i], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("duration %q: %w", s, err)
-	}
-	label := strings.ToLower(strings.TrimSpace(t[i:]))
-	unit := time.Millisecond
-	if label != "" {
-		u, ok := durationUnits[label]
-		if !ok {
-			return 0, fmt.Errorf("duration %q: unknown unit %q", s, label)
-		}
-		unit = u
-	}
-	if n > int64(math.MaxInt64/unit) {
-		return 0, fmt.Errorf("duration %q overflows", s)
-	}
-	return time.Duration(n) * unit, nil
 }

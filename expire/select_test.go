@@ -1,6 +1,7 @@
 package expire
 
 import (
+	"github.com/compactd/compactd/table"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -211,7 +212,7 @@ func TestOptionsFromTable(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]time.Duration{"100": 100 * time.Millisecond, "1 h": time.Hour, "2hours": 2 * time.Hour, "15 s": 15 * time.Second, "3 d": 72 * time.Hour} {
-		if d, err := ParseDuration(in); err != nil || d != want {
+		if d, err := table.ParseDuration(in); err != nil || d != want {
 			t.Errorf("ParseDuration(%q) = %v, %v; want %v", in, d, err, want)
 		}
 	}

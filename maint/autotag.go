@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/compactd/compactd/expire"
 	"github.com/compactd/compactd/table"
 )
 
@@ -26,7 +25,7 @@ type PeriodHandler struct {
 // tag.creation-period-duration as TagPeriodHandler.create does.
 func NewPeriodHandler(raw map[string]string) (*PeriodHandler, error) {
 	if v, ok := raw["tag.creation-period-duration"]; ok {
-		d, err := expire.ParseDuration(v)
+		d, err := table.ParseDuration(v)
 		if err != nil || d <= 0 {
 			return nil, fmt.Errorf("option tag.creation-period-duration=%q: not a positive duration", v)
 		}
@@ -133,7 +132,7 @@ func AutoTagConfigFromTable(raw map[string]string) (*AutoTagConfig, error) {
 	}
 	c := &AutoTagConfig{Mode: mode, Handler: h}
 	if v, ok := raw["tag.creation-delay"]; ok {
-		if c.Delay, err = expire.ParseDuration(v); err != nil {
+		if c.Delay, err = table.ParseDuration(v); err != nil {
 			return nil, fmt.Errorf("option tag.creation-delay=%q: %w", v, err)
 		}
 	}
@@ -146,7 +145,7 @@ func AutoTagConfigFromTable(raw map[string]string) (*AutoTagConfig, error) {
 		}
 	}
 	if v, ok := raw["tag.default-time-retained"]; ok {
-		d, err := expire.ParseDuration(v)
+		d, err := table.ParseDuration(v)
 		if err != nil {
 			return nil, fmt.Errorf("option tag.default-time-retained=%q: %w", v, err)
 		}

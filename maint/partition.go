@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/compactd/compactd/expire"
 	"github.com/compactd/compactd/table"
 )
 
@@ -46,7 +45,7 @@ func PartitionExpireOptionsFromTable(raw map[string]string) (PartitionExpireOpti
 	o := PartitionExpireOptions{CheckInterval: time.Hour, Strategy: StrategyValuesTime, MaxNum: 100}
 	dur := func(key string, dst *time.Duration) error {
 		if v, ok := raw[key]; ok {
-			d, err := expire.ParseDuration(v)
+			d, err := table.ParseDuration(v)
 			if err != nil {
 				return fmt.Errorf("option %s=%q: %w", key, v, err)
 			}

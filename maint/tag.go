@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/compactd/compactd/expire"
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
 )
@@ -56,7 +55,7 @@ func CreateTag(ctx context.Context, t *table.Table, name string, o CreateTagOpti
 	retained := o.TimeRetained
 	if retained == nil {
 		if v, ok := t.Options().Raw["tag.default-time-retained"]; ok {
-			d, err := expire.ParseDuration(v)
+			d, err := table.ParseDuration(v)
 			if err != nil {
 				return nil, fmt.Errorf("create tag %s in %s: option tag.default-time-retained=%q: %w", name, t.FullName(), v, err)
 			}

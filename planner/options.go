@@ -3,6 +3,7 @@ package planner
 import (
 	"errors"
 	"fmt"
+	"github.com/compactd/compactd/table"
 	"strconv"
 	"strings"
 	"time"
@@ -207,7 +208,7 @@ func ParseOptions(m map[string]string, primaryKey bool) (Options, error) {
 		if !ok {
 			return nil
 		}
-		n, err := ParseMemorySize(v)
+		n, err := table.ParseMemorySize(v)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("option %s: %w", key, err))
 			return nil
@@ -238,7 +239,7 @@ func ParseOptions(m map[string]string, primaryKey bool) (Options, error) {
 	intOpt("compaction.offpeak.end.hour", &o.OffPeakEndHour)
 	intOpt("compaction.offpeak-ratio", &o.OffPeakRatio)
 	if v, ok := get("compaction.optimization-interval"); ok {
-		d, err := ParseDuration(v)
+		d, err := table.ParseDuration(v)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("option compaction.optimization-interval: %w", err))
 		} else {
@@ -359,86 +360,4 @@ func (o *Options) offPeakRatio(now time.Time) int {
 		return o.OffPeakRatio
 	}
 	return 0
-}
-
-// ParseMemorySize parses Paimon's MemorySize syntax: a non-negative integer
-// followed by an optional unit b|bytes, k|kb|kibibytes, m|mb|mebibytes,
-// g|gb|gibibytes, t|tb|tebibytes (all powers of 1024; no unit = bytes).
-func ParseMemorySize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	i := 0
-	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
-		i++
-	}
-	if i == 0 {
-		return 0, fmt.Errorf("memory size %q: does not start with a number", s)
-	}
-	n, err := strconv.ParseInt(t[:i], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("memory size %q: %w", s, err)
-	}
-	var mult int64
-	switch strings.ToLower(strings.TrimSpace(t[i:])) {
-	case "", "b", "bytes":
-		mult = 1
-	case "k", "kb", "kibibytes":
-		mult = 1 << 10
-	case "m", "mb", "mebibytes":
-		mult = 1 << 20
-	case "g", "gb", "gibibytes":
-		mult = 1 << 30
-	case "t", "tb", "tebibytes":
-		mult = 1 << 40
-	default:
-		return 0, fmt.Errorf("memory size %q: unknown unit", s)
-	}
-	if n > (1<<63-1)/mult {
-		return 0, fmt.Errorf("memory size %q: overflows 64 bits", s)
-	}
-	return n * mult, nil
-}
-
-// ParseDuration parses Paimon's TimeUtils.parseDuration syntax: an integer
-// followed by an optional unit (no unit = milliseconds): d|day|days,
-// h|hour|hours, min|m|minute|minutes, s|sec|secs|second|seconds,
-// ms|milli|millis|millisecond|milliseconds, µs|micro|micros|microsecond|
-// microseconds, ns|nano|nanos|nanosecond|nanoseconds.
-func ParseDuration(s string) (time.Duration, error) {
-	t := strings.TrimSpace(s)
-	i := 0
-	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
-		i++
-	}
-	if i == 0 {
-		return 0, fmt.Errorf("duration %q: does not start with a number", s)
-	}
-	n, err := strconv.ParseInt(t[:i], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("duration %q: %w", s, err)
-	}
-	var unit time.Duration
-	switch strings.ToLower(strings.TrimSpace(t[i:])) {
-	case "":
-		unit = time.Millisecond
-	case "d", "day", "days":
-		unit = 24 * time.Hour
-	case "h", "hour", "hours":
-		unit = time.Hour
-	case "min", "m", "minute", "minutes":
-		unit = time.Minute
-	case "s", "sec", "secs", "second", "seconds":
-		unit = time.Second
-	case "ms", "milli", "millis", "millisecond", "milliseconds":
-		unit = time.Millisecond
-	case "µs", "micro", "micros", "microsecond", "microseconds":
-		unit = time.Microsecond
-	case "ns", "nano", "nanos", "nanosecond", "nanoseconds":
-		unit = time.Nanosecond
-	default:
-		return 0, fmt.Errorf("duration %q: unknown unit", s)
-	}
-	if n > int64(1<<63-1)/int64(unit) {
-		return 0, fmt.Errorf("duration %q: overflows", s)
-	}
-	return time.Duration(n) * unit, nil
 }

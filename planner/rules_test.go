@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"github.com/compactd/compactd/table"
 	"slices"
 	"strconv"
 	"strings"
@@ -180,10 +181,10 @@ func TestParseOptions(t *testing.T) {
 		if o.TargetFileSize != 64<<20 || *o.TotalSizeThreshold != 2<<30 || *o.OptimizationInterval != 30*time.Minute || *o.IncrementalSizeThreshold != 100 {
 			t.Errorf("%+v", o)
 		}
-		if d, err := ParseDuration("1500"); err != nil || d != 1500*time.Millisecond {
+		if d, err := table.ParseDuration("1500"); err != nil || d != 1500*time.Millisecond {
 			t.Errorf("bare duration: %v %v", d, err)
 		}
-		if d, err := ParseDuration("2 days"); err != nil || d != 48*time.Hour {
+		if d, err := table.ParseDuration("2 days"); err != nil || d != 48*time.Hour {
 			t.Errorf("days: %v %v", d, err)
 		}
 	})

@@ -292,7 +292,7 @@ func parseDuration(v string) (time.Duration, error) {
 		}
 		return d, nil
 	}
-	return expire.ParseDuration(v)
+	return table.ParseDuration(v)
 }
 
 func parseValue(k keyKind, v string) (string, error) {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/compactd/compactd/expire"
 	"github.com/compactd/compactd/maint"
+	"github.com/compactd/compactd/table"
 )
 
 func init() {
@@ -68,7 +68,7 @@ func parseUserDuration(s string) (time.Duration, error) {
 	if _, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return 0, fmt.Errorf("duration %q needs a unit", s)
 	}
-	return expire.ParseDuration(s)
+	return table.ParseDuration(s)
 }
 
 func newTagDeleteCmd() *cobra.Command {
