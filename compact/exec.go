@@ -196,47 +196,57 @@ func (x *executor) rewriteAppend(ctx context.Context, b *table.BucketFiles, file
 	slices.SortStableFunc(files, func(a, b *table.ManifestEntry) int {
 		return compareInt64(a.File.MinSequenceNumber, b.File.MinSequenceNumber)
 	})
-	ar := newAppendRoller(ctx, x.t, b, x.targetSize, x.now)
+	var first int64
 	if len(files) > 0 {
-		ar.seq = files[0].File.MinSequenceNumber
+		first = files[0].File.MinSequenceNumber
 	}
-	for _, e := range files {
+	r := write.NewAppendRoller(ctx, x.t, b.Partition, b.Bucket, first, table.FileSourceCompact)
+	if x.targetSize > 0 {
+		r.SetTargetSize(x.targetSize)
+	}
+	copyFile := func(e *table.ManifestEntry) error {
 		path, err := x.t.DataFilePath(e)
 		if err != nil {
-			ar.abort()
-			return ar.outs, err
+			return err
 		}
 		fileSchema, err := x.schemaOf(ctx, e.File.SchemaID)
 		if err != nil {
-			ar.abort()
-			return ar.outs, err
+			return err
 		}
 		rr, err := datafile.OpenRows(ctx, x.t.FileIO(), path, fileSchema.Fields, x.read.Fields)
 		if err != nil {
-			ar.abort()
-			return ar.outs, err
+			return err
 		}
+		defer rr.Close()
 		for {
 			row, err := rr.Next()
 			if errors.Is(err, io.EOF) {
-				break
+				return nil
 			}
 			if err == nil {
-				err = ar.write(row)
+				err = r.Write(row)
 			}
 			if err != nil {
-				rr.Close()
-				ar.abort()
-				return ar.outs, err
+				return err
 			}
 		}
-		if err := rr.Close(); err != nil {
-			ar.abort()
-			return ar.outs, err
+	}
+	for _, e := range files {
+		if err := copyFile(e); err != nil {
+			r.Abort()
+			return nil, err
 		}
 	}
-	err := ar.close()
-	return ar.outs, err
+	metas, err := r.Close()
+	if err != nil {
+		r.Abort()
+		return nil, err
+	}
+	outs := make([]output, len(metas))
+	for i, m := range metas {
+		outs[i] = output{path: r.Written()[i], meta: m}
+	}
+	return outs, nil
 }
 
 func compareInt64(a, b int64) int {
@@ -247,76 +257,4 @@ func compareInt64(a, b int64) int {
 		return 1
 	}
 	return 0
-}
-
-type appendRoller struct {
-	ctx    context.Context
-	t      *table.Table
-	b      *table.BucketFiles
-	target int64
-	now    func() time.Time
-	seq    int64
-	cur    *datafile.RowWriter
-	curSeq int64
-	curP   string
-	outs   []output
-}
-
-func newAppendRoller(ctx context.Context, t *table.Table, b *table.BucketFiles, target int64, now func() time.Time) *appendRoller {
-	if target <= 0 {
-		target = t.Options().TargetFileSizeFor(false)
-	}
-	return &appendRoller{ctx: ctx, t: t, b: b, target: target, now: now}
-}
-
-func (a *appendRoller) write(row table.Row) error {
-	if a.cur == nil {
-		dir, err := a.t.Paths().BucketPath(a.b.Partition, a.b.Bucket)
-		if err != nil {
-			return err
-		}
-		a.curP = dir + "/" + a.t.Paths().NewDataFileName()
-		w, err := datafile.NewRowWriter(a.ctx, a.t.FileIO(), a.curP, a.t.Schema().Fields, a.t.Schema().EffectiveOptions())
-		if err != nil {
-			return err
-		}
-		a.cur, a.curSeq = w, a.seq
-		a.outs = append(a.outs, output{path: a.curP})
-	}
-	if err := a.cur.Write(row); err != nil {
-		return err
-	}
-	a.seq++
-	if a.cur.RowCount()%1000 == 0 && a.cur.EstimatedSize() >= a.target {
-		return a.roll()
-	}
-	return nil
-}
-
-func (a *appendRoller) roll() error {
-	st, err := a.cur.Close()
-	a.cur = nil
-	if err != nil {
-		return err
-	}
-	meta, err := write.AppendFileMeta(st, a.t.Schema(), a.curSeq, table.FileSourceCompact, a.now())
-	if err != nil {
-		return err
-	}
-	a.outs[len(a.outs)-1].meta = meta
-	return nil
-}
-
-func (a *appendRoller) close() error {
-	if a.cur != nil {
-		return a.roll()
-	}
-	return nil
-}
-
-func (a *appendRoller) abort() {
-	if a.cur != nil {
-		_ = a.cur.Abort()
-		a.cur = nil
-	}
 }

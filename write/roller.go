@@ -98,11 +98,7 @@ func (r *Roller) Abort() {
 		_ = r.cur.Abort()
 		r.cur = nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for _, p := range r.written {
-		_ = r.t.FileIO().Delete(ctx, p)
-	}
+	deleteFiles(r.t, r.written)
 	r.written = nil
 }
 
