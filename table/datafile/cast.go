@@ -917,7 +917,8 @@ func parseJavaDouble(s string, float bool) (float64, bool) {
 	}
 	switch body {
 	case "NaN":
-		return math.NaN(), true
+		// Java's canonical NaN (Go's math.NaN has other payload bits).
+		return math.Float64frombits(0x7ff8000000000000), true
 	case "Infinity":
 		if neg {
 			return math.Inf(-1), true
@@ -1396,18 +1397,30 @@ func stringToTimestamp(s string, p int, ltz bool) (any, error) {
 // digits; not supported).
 func parseTimestampText(s string, p int) (table.Timestamp, bool) {
 	pos := 0
-	// num reads an optional two-digit, else one-digit field ([XX][X]).
-	num := func() (int, bool) {
+	digits := func(max int) (int, int) {
 		n := 0
-		for n < 2 && pos+n < len(s) && s[pos+n] >= '0' && s[pos+n] <= '9' {
+		for n < max && pos+n < len(s) && s[pos+n] >= '0' && s[pos+n] <= '9' {
 			n++
-		}
-		if n == 0 {
-			return 0, false
 		}
 		v, _ := strconv.Atoi(s[pos : pos+n])
 		pos += n
-		return v, true
+		return v, n
+	}
+	// num reads a field written [XX][X]: two digits and then, greedily,
+	// more digits that must repeat the value (Java parses the field twice
+	// and rejects a conflict), or one digit alone. -1 when absent, -2 on
+	// a conflict.
+	num := func() int {
+		v, n := digits(2)
+		if n == 0 {
+			return -1
+		}
+		if n == 2 {
+			if w, m := digits(18); m > 0 && w != v {
+				return -2
+			}
+		}
+		return v
 	}
 	lit := func(c byte) bool {
 		if pos < len(s) && s[pos] == c {
@@ -1427,21 +1440,24 @@ func parseTimestampText(s string, p int) (table.Timestamp, bool) {
 	if !lit('-') {
 		return table.Timestamp{}, false
 	}
-	month, ok := num()
-	if !ok || !lit('-') {
+	month := num()
+	if month < 0 || !lit('-') {
 		return table.Timestamp{}, false
 	}
-	day, ok := num()
-	if !ok {
+	day := num()
+	if day < 0 {
 		return table.Timestamp{}, false
 	}
 	var hour, minute, second, nano int
 	if rest := pos; lit(' ') {
-		hour, _ = num()
-		ok = lit(':')
-		minute, _ = num()
-		ok = ok && lit(':')
-		second, _ = num()
+		// A missing time field is 0.
+		hour = num()
+		ok := hour != -2 && lit(':')
+		minute = num()
+		ok = ok && minute != -2 && lit(':')
+		second = num()
+		ok = ok && second != -2
+		hour, minute, second = max(hour, 0), max(minute, 0), max(second, 0)
 		if ok && lit('.') {
 			start := pos
 			for pos < len(s) && pos-start < 9 && s[pos] >= '0' && s[pos] <= '9' {

@@ -313,6 +313,8 @@ func TestStringToDateTimeCastsParseLikeJava(t *testing.T) {
 		{"month zero fails", "STRING", "TIMESTAMP(9)", "2024-00-10", errValue{}},
 		{"day thirty-two fails", "STRING", "TIMESTAMP(9)", "2024-01-32", errValue{}},
 		{"a three digit month fails", "STRING", "TIMESTAMP(9)", "2024-001-05", errValue{}},
+		{"digits repeating a two digit hour are accepted", "STRING", "TIMESTAMP(3)", "2024-01-05 000:22:29.", ts(1704414149000, 0)},
+		{"digits contradicting a two digit hour fail", "STRING", "TIMESTAMP(3)", "2024-01-05 123:22:29", errValue{}},
 		{"second sixty fails", "STRING", "TIMESTAMP(9)", "2024-01-05 10:00:60", errValue{}},
 		{"hour twenty-five fails", "STRING", "TIMESTAMP(9)", "2024-01-05 25:00:00", errValue{}},
 		{"before the epoch", "STRING", "TIMESTAMP(9)", "1969-12-31 23:59:59.999", ts(-1, 0)},
