@@ -129,10 +129,27 @@ func castFor(from, to table.DataType) (castFunc, error) {
 		}
 		return func(v any) (any, error) { return castMap(v, vc) }, nil
 	}
+	if valuesUnchanged(from, to) {
+		return nil, nil
+	}
 	if c := ruleCast(from, to); c != nil {
 		return c, nil
 	}
 	return refuse()
+}
+
+// valuesUnchanged reports type changes whose Java cast returns every value
+// as it is (under a UTC JVM zone): a string or binary widened to a
+// VARCHAR/VARBINARY no shorter, a timestamp to a precision no smaller.
+func valuesUnchanged(from, to table.DataType) bool {
+	switch {
+	case isString(from.Root) && to.Root == table.TypeVarChar,
+		isBinary(from.Root) && to.Root == table.TypeVarBinary:
+		return to.Length >= from.Length
+	case isTimestamp(from.Root) && isTimestamp(to.Root):
+		return to.Precision >= from.Precision
+	}
+	return false
 }
 
 func castMap(v any, vc castFunc) (any, error) {
@@ -313,9 +330,7 @@ func ruleCast(from, to table.DataType) castFunc {
 		case fr == table.TypeTime:
 			return func(v any) (any, error) { return table.Timestamp{Millis: int64(v.(int32))}, nil }
 		case isTimestamp(fr):
-			if from.Precision <= to.Precision {
-				return func(v any) (any, error) { return v, nil }
-			}
+			// A precision no smaller is valuesUnchanged.
 			p := to.Precision
 			return func(v any) (any, error) { return truncateTimestamp(v.(table.Timestamp), p), nil }
 		case isString(fr):
