@@ -395,13 +395,16 @@ func (r *runner) compaction(ctx context.Context) error {
 		}
 		r.printf("; ")
 	}
-	r.printf("\n\nGeneration with compactd's writer (one commit per run, not part of the comparison): ")
+	r.printf("\n\n")
+	var gen []string
 	for _, x := range rows {
 		if x.gen > 0 {
-			r.printf("%s/%d %.1f s; ", x.schema, x.rows, x.gen.Seconds())
+			gen = append(gen, fmt.Sprintf("%s/%d %.1f s", x.schema, x.rows, x.gen.Seconds()))
 		}
 	}
-	r.printf("\n\n")
+	if len(gen) > 0 {
+		r.printf("Generation with compactd's writer (one commit per run, not part of the comparison): %s.\n\n", strings.Join(gen, "; "))
+	}
 	return errors.Join(errs...)
 }
 
