@@ -228,7 +228,68 @@ public final class Main {
     }
 
     private Catalog catalog(String warehouse) {
-        return CatalogFactory.createCatalog(CatalogContext.create(new Path(warehouse)));
+        Map<String, String> s3 = s3Options(warehouse);
+        if (s3.isEmpty() && !flags.containsKey("catalog-options")) {
+            return CatalogFactory.createCatalog(CatalogContext.create(new Path(warehouse)));
+        }
+        org.apache.paimon.options.Options o = new org.apache.paimon.options.Options();
+        o.set("warehouse", warehouse);
+        s3.forEach(o::set);
+        if (flags.containsKey("catalog-options")) {
+            try {
+                Iterator<Map.Entry<String, JsonNode>> it =
+                        Canonical.JSON.readTree(flags.get("catalog-options")).fields();
+                while (it.hasNext()) {
+                    Map.Entry<String, JsonNode> e = it.next();
+                    o.set(e.getKey(), e.getValue().asText());
+                }
+            } catch (IOException e) {
+                throw new IllegalArgumentException("--catalog-options: " + e.getMessage(), e);
+            }
+        }
+        return CatalogFactory.createCatalog(CatalogContext.create(o));
+    }
+
+    /**
+     * Catalog options of the paimon-s3 file IO for an s3:// warehouse, from the environment:
+     * COMPACTD_S3_ENDPOINT (e.g. http://127.0.0.1:7070; path-style access is then switched on, as
+     * S3-compatible servers need), COMPACTD_S3_ACCESS_KEY / COMPACTD_S3_SECRET_KEY (else
+     * AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY) and COMPACTD_S3_REGION (else AWS_REGION). Empty
+     * for other warehouses, or when nothing is set (S3A's own credential chain applies).
+     */
+    static Map<String, String> s3Options(String warehouse) {
+        Map<String, String> o = new LinkedHashMap<>();
+        String scheme = warehouse.contains("://") ? warehouse.substring(0, warehouse.indexOf("://")) : "";
+        if (!scheme.equals("s3") && !scheme.equals("s3a")) {
+            return o;
+        }
+        String endpoint = env("COMPACTD_S3_ENDPOINT", null);
+        if (endpoint != null) {
+            o.put("s3.endpoint", endpoint);
+            o.put("s3.path.style.access", "true");
+            if (endpoint.startsWith("http://")) {
+                o.put("s3.connection.ssl.enabled", "false");
+            }
+        }
+        String ak = env("COMPACTD_S3_ACCESS_KEY", "AWS_ACCESS_KEY_ID");
+        String sk = env("COMPACTD_S3_SECRET_KEY", "AWS_SECRET_ACCESS_KEY");
+        if (ak != null && sk != null) {
+            o.put("s3.access-key", ak);
+            o.put("s3.secret-key", sk);
+        }
+        String region = env("COMPACTD_S3_REGION", "AWS_REGION");
+        if (region != null) {
+            o.put("s3.endpoint.region", region);
+        }
+        return o;
+    }
+
+    private static String env(String name, String fallback) {
+        String v = System.getenv(name);
+        if ((v == null || v.isEmpty()) && fallback != null) {
+            v = System.getenv(fallback);
+        }
+        return v == null || v.isEmpty() ? null : v;
     }
 
     private Catalog catalog() {
