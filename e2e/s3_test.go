@@ -55,7 +55,10 @@ func s3Scenarios(t *testing.T) []*fixtures.Scenario {
 //   - compactd's scan on S3 equals Java's read of a local copy after Paimon's
 //     own full compaction;
 //   - Java Paimon, through its own S3 file IO (paimon-s3 / S3A), reads the
-//     same rows from the table compactd left on S3.
+//     same rows from the table compactd left on S3;
+//   - Java writers then keep committing on S3 and Paimon's compaction runs
+//     on top of compactd's files, reading what the same writes and
+//     compaction give on the local copy.
 func TestS3FullCompactionAgainstJava(t *testing.T) {
 	env := requireS3(t)
 	ctx := context.Background()
@@ -64,6 +67,7 @@ func TestS3FullCompactionAgainstJava(t *testing.T) {
 	built := interop.BuildScenarios(t, t.TempDir(), s3Scenarios(t), interop.BuildOptions{})
 	whs := make([]string, len(built))
 	refs := make([]string, len(built))
+	scanned := make([][]string, len(built)) // compactd's scans on S3 after its compaction
 	var localDur, s3Dur time.Duration
 	for i, b := range built {
 		name := b.Scenario.Name
@@ -88,6 +92,7 @@ func TestS3FullCompactionAgainstJava(t *testing.T) {
 		if k := snapshotOf(t, tb, sum.Snapshot).CommitKind; k != table.CommitCompact {
 			t.Fatalf("%s: snapshot %d is %s, want COMPACT", name, sum.Snapshot, k)
 		}
+		scanned[i] = mustScan(t, openTable(t, s, whs[i], b.Table), nil)
 		// The same compaction of the same table on local disk, for the
 		// timing comparison only (the copy is discarded).
 		local := filepath.Join(t.TempDir(), "local")
@@ -101,30 +106,51 @@ func TestS3FullCompactionAgainstJava(t *testing.T) {
 	}
 	t.Logf("compactd full compactions of %d tables: %v on S3, %v on local disk", len(built), s3Dur.Round(time.Millisecond), localDur.Round(time.Millisecond))
 	// One JVM: Paimon's own compaction of the local copies and its reads of
-	// the copies and of the S3 tables.
+	// the copies and of the S3 tables; then Java writers keep committing on
+	// S3 on top of compactd's files and Java compacts there, and the same on
+	// the local copies.
+	const perTable = 9
 	var reqs []interop.BatchRequest
 	for i, b := range built {
+		rows := filepath.Join(t.TempDir(), "rows2.jsonl")
+		if err := writeFile(rows, secondRound(t, b.Scenario.RowsJSONL())); err != nil {
+			t.Fatal(err)
+		}
+		write := func(wh string) map[string]string {
+			f := flags(wh, b.Table)
+			f["rows"] = rows
+			return f
+		}
 		reqs = append(reqs,
 			interop.BatchRequest{Verb: "compact", Flags: flags(refs[i], b.Table)},
 			interop.BatchRequest{Verb: "read", Flags: flags(refs[i], b.Table)},
 			interop.BatchRequest{Verb: "read", Flags: flags(whs[i], b.Table)},
+			interop.BatchRequest{Verb: "write", Flags: write(whs[i])},
+			interop.BatchRequest{Verb: "compact", Flags: flags(whs[i], b.Table)},
+			interop.BatchRequest{Verb: "read", Flags: flags(whs[i], b.Table)},
+			interop.BatchRequest{Verb: "write", Flags: write(refs[i])},
+			interop.BatchRequest{Verb: "compact", Flags: flags(refs[i], b.Table)},
+			interop.BatchRequest{Verb: "read", Flags: flags(refs[i], b.Table)},
 		)
 	}
+	start := time.Now()
 	res := batch(t, j, reqs)
+	t.Logf("Java batch (%d verbs, half of them on S3): %v", len(reqs), time.Since(start).Round(time.Millisecond))
 	for i, b := range built {
+		r := res[perTable*i : perTable*(i+1)]
 		t.Run(b.Scenario.Name, func(t *testing.T) {
-			if res[3*i].Err != nil {
-				t.Fatalf("Java full compaction of the local copy: %v", res[3*i].Err)
+			for k, x := range r {
+				if x.Err != nil {
+					t.Fatalf("Java %s %v: %v", reqs[perTable*i+k].Verb, reqs[perTable*i+k].Flags, x.Err)
+				}
 			}
-			want := canon(t, rowsOf(t, res[3*i+1]))
+			want := canon(t, rowsOf(t, r[1]))
 			if len(want) == 0 {
 				t.Fatal("Java reads no rows after its own compaction")
 			}
-			if res[3*i+2].Err != nil {
-				t.Fatalf("Java read of the S3 table compactd compacted: %v", res[3*i+2].Err)
-			}
-			diffRows(t, "Java on S3 after compactd's compaction", want, canon(t, rowsOf(t, res[3*i+2])))
-			diffRows(t, "compactd on S3 after its compaction", want, mustScan(t, openTable(t, s, whs[i], b.Table), nil))
+			diffRows(t, "Java on S3 after compactd's compaction", want, canon(t, rowsOf(t, r[2])))
+			diffRows(t, "compactd on S3 after its compaction", want, scanned[i])
+			diffRows(t, "Java on S3 after its writes and compaction on top of compactd's", canon(t, rowsOf(t, r[8])), canon(t, rowsOf(t, r[5])))
 		})
 	}
 }
