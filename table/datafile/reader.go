@@ -1,6 +1,7 @@
 package datafile
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -88,12 +89,41 @@ func openParquet(ctx context.Context, fio fileio.FileIO, path string, leaves int
 	if err != nil {
 		return nil, nil, fmt.Errorf("open data file %s: %w", path, err)
 	}
+	if f.Size() <= wholeReadMax {
+		// Small files (every level-0 file of a streaming writer) are read
+		// with one request: the footer, column chunks and pages would
+		// otherwise each cost an object-store round trip.
+		mf, err := readWhole(f)
+		f.Close()
+		if err != nil {
+			return nil, nil, fmt.Errorf("read data file %s: %w", path, err)
+		}
+		f = mf
+	}
 	pf, err := safeOpen(f, readBufferSize(leaves))
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("open data file %s: %w", path, err)
 	}
 	return f, pf, nil
+}
+
+// wholeReadMax is the size up to which a data file is read in one piece.
+const wholeReadMax = 4 << 20
+
+// memFile is a whole file held in memory.
+type memFile struct {
+	*bytes.Reader
+}
+
+func (m memFile) Close() error { return nil }
+
+func readWhole(f fileio.Reader) (fileio.Reader, error) {
+	buf := make([]byte, f.Size())
+	if _, err := f.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return memFile{bytes.NewReader(buf)}, nil
 }
 
 func safeOpen(f fileio.Reader, bufSize int) (pf *parquet.File, err error) {
