@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io/fs"
 	"path/filepath"
 	"testing"
 	"time"
@@ -168,5 +169,29 @@ func TestGeneratedPlanTableHasAJobPerBucket(t *testing.T) {
 	}
 	if len(plan.Jobs) != 4 {
 		t.Errorf("planned %d jobs, want one per bucket (4): %+v", len(plan.Jobs), plan.Errors)
+	}
+}
+
+func TestRemoveTreeDeletesEveryFileBelowTheDirectory(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	fio := fileio.NewLocal()
+	for _, p := range []string{"a/b/c.txt", "a/d.txt", "e.txt"} {
+		if err := fileio.WriteFile(ctx, fio, fileio.Join(dir, p), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := removeTree(ctx, fio, dir); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			left = append(left, p)
+		}
+		return nil
+	})
+	if len(left) != 0 {
+		t.Errorf("files left: %v", left)
 	}
 }

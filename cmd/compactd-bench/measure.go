@@ -158,3 +158,23 @@ func copyDir(ctx context.Context, src, dst string) error {
 	}
 	return nil
 }
+
+// removeTree deletes every file under dir in any store (object stores have
+// no directories to delete; local ones keep empty directories).
+func removeTree(ctx context.Context, fio fileio.FileIO, dir string) error {
+	ents, err := fio.List(ctx, dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if e.IsDir {
+			err = removeTree(ctx, fio, e.Path)
+		} else {
+			err = fio.Delete(ctx, e.Path)
+		}
+		if err != nil {
+			return fmt.Errorf("remove %s: %w", e.Path, err)
+		}
+	}
+	return nil
+}

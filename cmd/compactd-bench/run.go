@@ -531,6 +531,13 @@ func (r *runner) s3(ctx context.Context) error {
 		if out.Kind != table.CommitCompact {
 			return fmt.Errorf("compaction on S3 did not commit a COMPACT snapshot (latest is %s)", out.Kind)
 		}
+		fio, err := fileio.For(ctx, wh)
+		if err != nil {
+			return err
+		}
+		if err := removeTree(ctx, fio, wh); err != nil {
+			return err
+		}
 	}
 	r.printf("## 4. S3 (loopback versitygw, posix backend on the same disk) vs local disk\n\n")
 	r.printf("Best of 2 alternating runs each, fresh copy every run.\n\n")
