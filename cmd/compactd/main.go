@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -18,6 +19,12 @@ import (
 )
 
 func main() {
+	// Compaction's live heap is page and column buffers of the open runs;
+	// the default GC headroom (GOGC=100) doubles it in RSS. 50 measured
+	// ~27% less peak RSS at no measurable CPU cost (docs/perf.md).
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(50)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRootCmd()
