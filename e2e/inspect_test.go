@@ -98,4 +98,3 @@ func TestInspectMatchesJavaSystemTables(t *testing.T) {
 		})
 	}
 }
-
