@@ -342,7 +342,9 @@ func commitResults(ctx context.Context, t *table.Table, results []*JobResult, o 
 		}
 		var conflict *table.ConflictError
 		if !errors.As(err, &conflict) || attempt >= 3 {
-			if errors.As(err, &conflict) || ctx.Err() != nil {
+			// Outputs are deleted only when the snapshot surely was not
+			// published; after an unknown outcome they may be referenced.
+			if (errors.As(err, &conflict) || ctx.Err() != nil) && !errors.Is(err, table.ErrCommitOutcomeUnknown) {
 				for _, r := range kept {
 					deleteAll(t, r.Written)
 				}

@@ -29,6 +29,11 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("commit to %s conflicts with snapshot %d: %s", e.Table, e.Snapshot, e.Reason)
 }
 
+// ErrCommitOutcomeUnknown is wrapped by a failed Commit whose snapshot may
+// nevertheless have been published (an interrupted or unverifiable publish).
+// The files of such a commit may be referenced: callers must not delete them.
+var ErrCommitOutcomeUnknown = errors.New("commit outcome unknown, the snapshot may have been published")
+
 // CommitRequest is one commit: a delta of manifest entries (DELETEs before
 // ADDs) published as one snapshot.
 type CommitRequest struct {
@@ -78,16 +83,24 @@ func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, e
 		maxWait = 10 * time.Second
 	}
 	var uncertainSince int64 = -1
+	// unknown marks an error returned while an earlier attempt may have
+	// published our snapshot, so the caller keeps the files it references.
+	unknown := func(err error) error {
+		if uncertainSince >= 0 && !errors.Is(err, ErrCommitOutcomeUnknown) {
+			return fmt.Errorf("%w (%w)", err, ErrCommitOutcomeUnknown)
+		}
+		return err
+	}
 	for attempt := 1; ; attempt++ {
 		latest, err := t.LatestSnapshot(ctx)
 		if err != nil && !errors.Is(err, ErrNoSnapshot) {
-			return nil, fmt.Errorf("commit to %s: %w", t.FullName(), err)
+			return nil, unknown(fmt.Errorf("commit to %s: %w", t.FullName(), err))
 		}
 		if uncertainSince >= 0 {
 			// The previous attempt may have published: look for it before
 			// committing twice.
 			if s, err := t.findCommitted(ctx, uncertainSince, req); err != nil {
-				return nil, err
+				return nil, unknown(err)
 			} else if s != nil {
 				return &CommitResult{Snapshot: s, Attempts: attempt - 1}, nil
 			}
@@ -108,6 +121,11 @@ func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, e
 		}
 		var conflict *ConflictError
 		exists := errors.Is(err, fileio.ErrExist)
+		if errors.Is(err, ErrCommitOutcomeUnknown) {
+			// The publish may have landed: its files may be referenced.
+			written = nil
+			exists = false
+		}
 		if exists || errors.As(err, &conflict) || ctx.Err() != nil {
 			t.deleteQuietly(written)
 		}
@@ -115,7 +133,10 @@ func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, e
 		case errors.As(err, &conflict):
 			return nil, err
 		case ctx.Err() != nil:
-			return nil, fmt.Errorf("commit to %s: %w", t.FullName(), ctx.Err())
+			if errors.Is(err, ErrCommitOutcomeUnknown) {
+				return nil, err
+			}
+			return nil, unknown(fmt.Errorf("commit to %s: %w", t.FullName(), ctx.Err()))
 		case exists:
 			uncertainSince = -1
 		default:
@@ -125,13 +146,13 @@ func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, e
 			uncertainSince = latestID
 		}
 		if attempt > maxRetries {
-			return nil, fmt.Errorf("commit to %s: gave up after %d attempts: %w", t.FullName(), attempt, err)
+			return nil, unknown(fmt.Errorf("commit to %s: gave up after %d attempts: %w", t.FullName(), attempt, err))
 		}
 		wait := min(minWait<<min(attempt-1, 20), maxWait)
 		wait += time.Duration(rand.Int64N(int64(wait)/5 + 1))
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("commit to %s: %w", t.FullName(), ctx.Err())
+			return nil, unknown(fmt.Errorf("commit to %s: %w", t.FullName(), ctx.Err()))
 		case <-time.After(wait):
 		}
 	}
@@ -273,17 +294,30 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 		return nil, written, err
 	}
 	path := t.paths.SnapshotPath(s.ID)
+	// From here on a cancellation of ctx no longer tells whether the
+	// snapshot was published: the publish and its verification read back
+	// with a context that outlives it.
+	vctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
 	if err := t.fio.WriteExclusive(ctx, path, data); err != nil {
-		return nil, written, fmt.Errorf("commit to %s: publish snapshot %d: %w", t.FullName(), s.ID, err)
+		if errors.Is(err, fileio.ErrExist) {
+			return nil, written, fmt.Errorf("commit to %s: publish snapshot %d: %w", t.FullName(), s.ID, err)
+		}
+		// An interrupted publish (cancellation, lost response) may have
+		// landed: read back before calling it failed.
+		if back, rerr := fileio.ReadFile(vctx, t.fio, path); rerr == nil && bytes.Equal(back, data) {
+			return s, nil, nil
+		}
+		return nil, nil, fmt.Errorf("commit to %s: publish snapshot %d: %w: %w", t.FullName(), s.ID, err, ErrCommitOutcomeUnknown)
 	}
 	// Java's local and Hadoop file IO publish with check-then-rename, which
 	// replaces an existing target: a Java writer racing us for the same id
 	// can overwrite our snapshot after our exclusive create. Reading it back
 	// tells whether we still hold the id; if not, nothing references our
 	// files and the commit is retried on top of the winner.
-	back, err := fileio.ReadFile(ctx, t.fio, path)
+	back, err := fileio.ReadFile(vctx, t.fio, path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("commit to %s: verify snapshot %d: %w", t.FullName(), s.ID, err)
+		return nil, nil, fmt.Errorf("commit to %s: verify snapshot %d: %w: %w", t.FullName(), s.ID, err, ErrCommitOutcomeUnknown)
 	}
 	if !bytes.Equal(back, data) {
 		return nil, written, fmt.Errorf("commit to %s: snapshot %d was replaced by a concurrent writer: %w", t.FullName(), s.ID, fileio.ErrExist)

@@ -1,0 +1,113 @@
+package table_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/write"
+)
+
+// lostPublish publishes snapshots but reports an interrupted request (as an
+// S3 PUT whose response is lost when the context is cancelled), and fails
+// the read that would tell the outcome.
+type lostPublish struct {
+	fileio.FileIO
+	cancel context.CancelFunc
+	hide   atomic.Bool
+}
+
+func (f *lostPublish) WriteExclusive(ctx context.Context, path string, data []byte) error {
+	if !strings.Contains(path, "/snapshot/snapshot-") {
+		return f.FileIO.WriteExclusive(ctx, path, data)
+	}
+	if err := f.FileIO.WriteExclusive(ctx, path, data); err != nil {
+		return err
+	}
+	f.hide.Store(true)
+	f.cancel()
+	return errors.New("write: connection reset by peer")
+}
+
+func (f *lostPublish) Open(ctx context.Context, path string) (fileio.Reader, error) {
+	if f.hide.Load() && strings.Contains(path, "/snapshot/snapshot-") {
+		return nil, errors.New("read: connection reset by peer")
+	}
+	return f.FileIO.Open(ctx, path)
+}
+
+func newCommitTable(t *testing.T) *table.Table {
+	t.Helper()
+	fields := table.RowType{
+		{ID: 0, Name: "k", Type: table.DataType{Root: table.TypeBigInt}},
+		{ID: 1, Name: "v", Type: table.DataType{Root: table.TypeBigInt, Nullable: true}},
+	}
+	s, err := table.NewTableSchema(0, fields, 1, nil, []string{"k"}, map[string]string{"bucket": "1"}, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := write.CreateTable(context.Background(), fileio.NewLocal(), t.TempDir(), "db", "t", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := write.NewWriter(context.Background(), tb, "writer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := int64(0); i < 3; i++ {
+		if err := w.Write(table.RowKindInsert, table.Row{i, i}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Commit(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tb
+}
+
+func TestACommitWhosePublishMayHaveLandedKeepsItsFilesAndSaysTheOutcomeIsUnknown(t *testing.T) {
+	tb := newCommitTable(t)
+	ctx := context.Background()
+	latest, err := tb.LatestSnapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adds, _, _, err := tb.LiveEntries(ctx, latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A metadata-only upgrade of one file, as compaction commits it.
+	del, up := adds[0], adds[0]
+	del.Kind = table.FileKindDelete
+	up.File.Level = 5
+
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	faulty, err := table.OpenPath(ctx, &lostPublish{FileIO: tb.FileIO(), cancel: cancel}, tb.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = faulty.Commit(cctx, table.CommitRequest{Kind: table.CommitCompact, CommitUser: "compactd-test",
+		CommitIdentifier: table.BatchCommitIdentifier, Entries: []table.ManifestEntry{del, up}})
+	if !errors.Is(err, table.ErrCommitOutcomeUnknown) {
+		t.Fatalf("want an unknown outcome, got %v", err)
+	}
+	tb2, err := table.OpenPath(ctx, tb.FileIO(), tb.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := tb2.LatestSnapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ID != latest.ID+1 || s.CommitUser != "compactd-test" {
+		t.Fatalf("latest snapshot %d by %s, want the published %d", s.ID, s.CommitUser, latest.ID+1)
+	}
+	if _, err := tb2.FileSet(ctx, s); err != nil {
+		t.Fatalf("the published snapshot lost its metadata: %v", err)
+	}
+}
