@@ -138,12 +138,15 @@ func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, e
 			}
 			return nil, unknown(fmt.Errorf("commit to %s: %w", t.FullName(), ctx.Err()))
 		case exists:
-			uncertainSince = -1
+			// Keep looking for an earlier attempt of unknown outcome: the
+			// snapshot that took this id may be that attempt, landed late.
 		default:
 			// Unknown outcome of the publish (or an I/O error before it):
 			// keep the files, they may now be referenced.
 			slog.Warn("commit attempt failed, retrying", "table", t.FullName(), "snapshot", latestID+1, "err", err)
-			uncertainSince = latestID
+			if uncertainSince < 0 {
+				uncertainSince = latestID
+			}
 		}
 		if attempt > maxRetries {
 			return nil, unknown(fmt.Errorf("commit to %s: gave up after %d attempts: %w", t.FullName(), attempt, err))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -107,6 +108,73 @@ func TestACommitWhosePublishMayHaveLandedKeepsItsFilesAndSaysTheOutcomeIsUnknown
 	if s.ID != latest.ID+1 || s.CommitUser != "compactd-test" {
 		t.Fatalf("latest snapshot %d by %s, want the published %d", s.ID, s.CommitUser, latest.ID+1)
 	}
+	if _, err := tb2.FileSet(ctx, s); err != nil {
+		t.Fatalf("the published snapshot lost its metadata: %v", err)
+	}
+}
+
+// latePublish loses the response of the first snapshot publish, and that
+// request lands only when the next publish of the same id is sent (as an S3
+// PUT held up in the network past the client's timeout).
+type latePublish struct {
+	fileio.FileIO
+	mu      sync.Mutex
+	delayed map[string][]byte
+}
+
+func (f *latePublish) WriteExclusive(ctx context.Context, path string, data []byte) error {
+	if !strings.Contains(path, "/snapshot/snapshot-") {
+		return f.FileIO.WriteExclusive(ctx, path, data)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.delayed == nil {
+		f.delayed = map[string][]byte{path: data}
+		return errors.New("write: request timed out")
+	}
+	if d, ok := f.delayed[path]; ok {
+		delete(f.delayed, path)
+		if err := f.FileIO.WriteExclusive(ctx, path, d); err != nil {
+			return err
+		}
+	}
+	return f.FileIO.WriteExclusive(ctx, path, data)
+}
+
+func TestACommitWhoseLostPublishLandsLateFindsItInsteadOfConflictingWithItself(t *testing.T) {
+	tb := newCommitTable(t)
+	ctx := context.Background()
+	latest, err := tb.LatestSnapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adds, _, _, err := tb.LiveEntries(ctx, latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	del, up := adds[0], adds[0]
+	del.Kind = table.FileKindDelete
+	up.File.Level = 5
+	faulty, err := table.OpenPath(ctx, &latePublish{FileIO: tb.FileIO()}, tb.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := faulty.Commit(ctx, table.CommitRequest{Kind: table.CommitCompact, CommitUser: "compactd-test",
+		CommitIdentifier: table.BatchCommitIdentifier, Entries: []table.ManifestEntry{del, up}})
+	if err != nil {
+		t.Fatalf("the commit landed as snapshot %d but Commit failed: %v", latest.ID+1, err)
+	}
+	if res.Snapshot.ID != latest.ID+1 {
+		t.Fatalf("committed snapshot %d, want %d (committed twice?)", res.Snapshot.ID, latest.ID+1)
+	}
+	tb2, err := table.OpenPath(ctx, tb.FileIO(), tb.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, _ := tb2.LatestSnapshotID(ctx); id != latest.ID+1 {
+		t.Fatalf("latest snapshot %d, want %d", id, latest.ID+1)
+	}
+	s, _ := tb2.LatestSnapshot(ctx)
 	if _, err := tb2.FileSet(ctx, s); err != nil {
 		t.Fatalf("the published snapshot lost its metadata: %v", err)
 	}
