@@ -262,12 +262,24 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 	if now.IsZero() {
 		now = time.Now()
 	}
+	// The snapshot names the newest schema, as Java's commit does: a table
+	// altered since it was opened must not get a snapshot whose schema id
+	// goes backwards. The data files keep the schema they were written with.
+	schemaID := schema.ID
+	if latest != nil {
+		schemaID = max(schemaID, latest.SchemaID)
+	}
+	if ls, err := t.LatestSchema(ctx); err != nil {
+		return nil, written, fmt.Errorf("commit to %s: %w", t.FullName(), err)
+	} else if ls.ID > schemaID {
+		schemaID = ls.ID
+	}
 	id := uuid.NewString()
 	s := &Snapshot{
 		Version:               SnapshotVersion,
 		UUID:                  &id,
 		ID:                    1,
-		SchemaID:              schema.ID,
+		SchemaID:              schemaID,
 		BaseManifestList:      baseName,
 		BaseManifestListSize:  &baseSize,
 		DeltaManifestList:     deltaName,

@@ -179,3 +179,25 @@ func TestACommitWhoseLostPublishLandsLateFindsItInsteadOfConflictingWithItself(t
 		t.Fatalf("the published snapshot lost its metadata: %v", err)
 	}
 }
+
+func TestACommitAfterAnAlterNamesTheNewestSchema(t *testing.T) {
+	ctx := context.Background()
+	tb := newCommitTable(t)
+	// Another process alters the table: schema-1 appears after Open.
+	s1 := *tb.Schema()
+	s1.ID = 1
+	data, err := s1.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.FileIO().WriteExclusive(ctx, tb.Paths().SchemaPath(1), data); err != nil {
+		t.Fatal(err)
+	}
+	res, err := tb.Commit(ctx, table.CommitRequest{Kind: table.CommitAppend, CommitUser: "u", CommitIdentifier: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Snapshot.SchemaID != 1 {
+		t.Fatalf("snapshot names schema %d, want the newest, 1", res.Snapshot.SchemaID)
+	}
+}
