@@ -84,35 +84,12 @@ const (
 
 // ReadIndexManifest reads an index manifest in any layout from 0.8 on.
 func ReadIndexManifest(ctx context.Context, fio fileio.FileIO, path string) ([]IndexManifestEntry, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("read index manifest %s: %w", path, err)
-	}
-	data, err := fileio.ReadFile(ctx, fio, path)
-	if err != nil {
-		return nil, fmt.Errorf("read index manifest %s: %w", path, err)
-	}
-	entries, err := DecodeIndexManifest(data)
-	if err != nil {
-		return nil, fmt.Errorf("read index manifest %s: %w", path, err)
-	}
-	return entries, nil
+	return readMetadataFile(ctx, fio, path, "index manifest", DecodeIndexManifest)
 }
 
 // DecodeIndexManifest decodes the bytes of an index manifest.
 func DecodeIndexManifest(data []byte) ([]IndexManifestEntry, error) {
-	f, err := readAvroFile(data)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]IndexManifestEntry, 0, len(f.values))
-	for i, v := range f.values {
-		e, err := decodeIndexManifestEntry(v)
-		if err != nil {
-			return nil, fmt.Errorf("%w: entry %d: %w", ErrCorruptManifest, i, err)
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return decodeEntries(data, decodeIndexManifestEntry)
 }
 
 func decodeIndexManifestEntry(v any) (IndexManifestEntry, error) {

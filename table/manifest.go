@@ -49,35 +49,12 @@ const (
 // ReadManifest reads a data or changelog manifest file in any layout
 // written by Paimon 0.8 to 2.x.
 func ReadManifest(ctx context.Context, fio fileio.FileIO, path string) ([]ManifestEntry, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("read manifest %s: %w", path, err)
-	}
-	data, err := fileio.ReadFile(ctx, fio, path)
-	if err != nil {
-		return nil, fmt.Errorf("read manifest %s: %w", path, err)
-	}
-	entries, err := DecodeManifest(data)
-	if err != nil {
-		return nil, fmt.Errorf("read manifest %s: %w", path, err)
-	}
-	return entries, nil
+	return readMetadataFile(ctx, fio, path, "manifest", DecodeManifest)
 }
 
 // DecodeManifest decodes the bytes of a manifest file.
 func DecodeManifest(data []byte) ([]ManifestEntry, error) {
-	f, err := readAvroFile(data)
-	if err != nil {
-		return nil, err
-	}
-	entries := make([]ManifestEntry, 0, len(f.values))
-	for i, v := range f.values {
-		e, err := decodeManifestEntry(v)
-		if err != nil {
-			return nil, fmt.Errorf("%w: entry %d: %w", ErrCorruptManifest, i, err)
-		}
-		entries = append(entries, e)
-	}
-	return entries, nil
+	return decodeEntries(data, decodeManifestEntry)
 }
 
 func decodeManifestEntry(v any) (ManifestEntry, error) {

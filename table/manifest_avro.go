@@ -11,6 +11,7 @@ package table
 import (
 	"bytes"
 	"compress/flate"
+	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
@@ -23,6 +24,8 @@ import (
 	"sync"
 
 	"github.com/golang/snappy"
+
+	"github.com/compactd/compactd/fileio"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -829,4 +832,38 @@ func writeAvroFile(schema, codec string, n int, encode func(w *avroWriter, i int
 		return nil, err
 	}
 	return out.buf, nil
+}
+
+// readMetadataFile reads and decodes one Avro metadata file, naming it in
+// every error.
+func readMetadataFile[T any](ctx context.Context, fio fileio.FileIO, path, what string, decode func([]byte) ([]T, error)) ([]T, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("read %s %s: %w", what, path, err)
+	}
+	data, err := fileio.ReadFile(ctx, fio, path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s %s: %w", what, path, err)
+	}
+	out, err := decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("read %s %s: %w", what, path, err)
+	}
+	return out, nil
+}
+
+// decodeEntries decodes every record of an Avro container with decodeOne.
+func decodeEntries[T any](data []byte, decodeOne func(any) (T, error)) ([]T, error) {
+	f, err := readAvroFile(data)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(f.values))
+	for i, v := range f.values {
+		e, err := decodeOne(v)
+		if err != nil {
+			return nil, fmt.Errorf("%w: entry %d: %w", ErrCorruptManifest, i, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }

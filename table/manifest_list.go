@@ -38,18 +38,7 @@ const manifestListSchema = `{"type":"record","name":"record","namespace":"org.ap
 
 // ReadManifestList reads a manifest list in any layout (7, 11 or 13 fields).
 func ReadManifestList(ctx context.Context, fio fileio.FileIO, path string) ([]ManifestFileMeta, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("read manifest list %s: %w", path, err)
-	}
-	data, err := fileio.ReadFile(ctx, fio, path)
-	if err != nil {
-		return nil, fmt.Errorf("read manifest list %s: %w", path, err)
-	}
-	metas, err := DecodeManifestList(data)
-	if err != nil {
-		return nil, fmt.Errorf("read manifest list %s: %w", path, err)
-	}
-	return metas, nil
+	return readMetadataFile(ctx, fio, path, "manifest list", DecodeManifestList)
 }
 
 // DecodeManifestList decodes the bytes of a manifest list.
