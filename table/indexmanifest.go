@@ -244,12 +244,5 @@ func EncodeIndexManifest(entries []IndexManifestEntry, compression string) ([]by
 
 // WriteIndexManifest writes a new index manifest file and returns its size.
 func WriteIndexManifest(ctx context.Context, fio fileio.FileIO, path string, entries []IndexManifestEntry, compression string) (int64, error) {
-	data, err := EncodeIndexManifest(entries, compression)
-	if err != nil {
-		return 0, fmt.Errorf("write index manifest %s: %w", path, err)
-	}
-	if err := writeWholeFile(ctx, fio, path, data); err != nil {
-		return 0, fmt.Errorf("write index manifest %s: %w", path, err)
-	}
-	return int64(len(data)), nil
+	return writeMetadataFile(ctx, fio, path, "index manifest", func() ([]byte, error) { return EncodeIndexManifest(entries, compression) })
 }

@@ -204,21 +204,7 @@ func encodeDataFileMeta(w *avroWriter, m *DataFileMeta, withSeq bool) {
 // WriteManifest writes entries as a new manifest file and returns its size,
 // the _FILE_SIZE its manifest-list row must carry.
 func WriteManifest(ctx context.Context, fio fileio.FileIO, path string, entries []ManifestEntry, compression string) (int64, error) {
-	data, err := EncodeManifest(entries, compression)
-	if err != nil {
-		return 0, fmt.Errorf("write manifest %s: %w", path, err)
-	}
-	if err := writeWholeFile(ctx, fio, path, data); err != nil {
-		return 0, fmt.Errorf("write manifest %s: %w", path, err)
-	}
-	return int64(len(data)), nil
-}
-
-func writeWholeFile(ctx context.Context, fio fileio.FileIO, path string, data []byte) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return fileio.WriteFile(ctx, fio, path, data)
+	return writeMetadataFile(ctx, fio, path, "manifest", func() ([]byte, error) { return EncodeManifest(entries, compression) })
 }
 
 // NowCreationTime returns the _CREATION_TIME value for a file written now.

@@ -867,3 +867,19 @@ func decodeEntries[T any](data []byte, decodeOne func(any) (T, error)) ([]T, err
 	}
 	return out, nil
 }
+
+// writeMetadataFile encodes and writes one Avro metadata file, naming it in
+// every error, and returns its size.
+func writeMetadataFile(ctx context.Context, fio fileio.FileIO, path, what string, encode func() ([]byte, error)) (int64, error) {
+	data, err := encode()
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err == nil {
+		err = fileio.WriteFile(ctx, fio, path, data)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("write %s %s: %w", what, path, err)
+	}
+	return int64(len(data)), nil
+}

@@ -105,14 +105,7 @@ func EncodeManifestList(metas []ManifestFileMeta, compression string) ([]byte, e
 
 // WriteManifestList writes a new manifest list file and returns its size.
 func WriteManifestList(ctx context.Context, fio fileio.FileIO, path string, metas []ManifestFileMeta, compression string) (int64, error) {
-	data, err := EncodeManifestList(metas, compression)
-	if err != nil {
-		return 0, fmt.Errorf("write manifest list %s: %w", path, err)
-	}
-	if err := writeWholeFile(ctx, fio, path, data); err != nil {
-		return 0, fmt.Errorf("write manifest list %s: %w", path, err)
-	}
-	return int64(len(data)), nil
+	return writeMetadataFile(ctx, fio, path, "manifest list", func() ([]byte, error) { return EncodeManifestList(metas, compression) })
 }
 
 // NewManifestFileMeta summarises a written manifest as Java's manifest
