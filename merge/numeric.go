@@ -16,15 +16,7 @@ type sumAgg struct {
 	t table.DataType
 }
 
-func (a *sumAgg) agg(acc, in any) (any, error) {
-	if acc == nil || in == nil {
-		if acc == nil {
-			return in, nil
-		}
-		return acc, nil
-	}
-	return arith(a.t, '+', acc, in)
-}
+func (a *sumAgg) agg(acc, in any) (any, error) { return nullSafeArith(a.t, '+', acc, in) }
 
 func (a *sumAgg) aggReversed(acc, in any) (any, error) { return reversed(a, acc, in) }
 
@@ -45,15 +37,7 @@ type productAgg struct {
 	t table.DataType
 }
 
-func (a *productAgg) agg(acc, in any) (any, error) {
-	if acc == nil || in == nil {
-		if acc == nil {
-			return in, nil
-		}
-		return acc, nil
-	}
-	return arith(a.t, '*', acc, in)
-}
+func (a *productAgg) agg(acc, in any) (any, error) { return nullSafeArith(a.t, '*', acc, in) }
 
 func (a *productAgg) aggReversed(acc, in any) (any, error) { return reversed(a, acc, in) }
 
@@ -62,6 +46,18 @@ func (a *productAgg) retract(acc, in any) (any, error) {
 		return acc, nil
 	}
 	return arith(a.t, '/', acc, in)
+}
+
+// nullSafeArith combines acc and in, a null on either side leaving the
+// other as the result.
+func nullSafeArith(t table.DataType, op byte, acc, in any) (any, error) {
+	switch {
+	case acc == nil:
+		return in, nil
+	case in == nil:
+		return acc, nil
+	}
+	return arith(t, op, acc, in)
 }
 
 var errDivideByZero = errors.New("/ by zero")
