@@ -1,11 +1,7 @@
 package planner
 
 import (
-	"bufio"
-	"encoding/json"
-	"os"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 )
@@ -28,23 +24,7 @@ type appendVector struct {
 
 func checkAppendVectors(t *testing.T, path string) int {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	n, line := 0, 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
-		var v appendVector
-		if err := json.Unmarshal([]byte(text), &v); err != nil {
-			t.Fatalf("%s:%d: %v", path, line, err)
-		}
+	return eachVector(t, path, func(line int, text string, v appendVector) bool {
 		opts := DefaultOptions(false)
 		opts.Behavior = Behavior14 // recorded from 1.4.2
 		opts.Bucket = 1
@@ -71,12 +51,8 @@ func checkAppendVectors(t *testing.T, path string) int {
 		if !slices.Equal(got, v.Picked) {
 			t.Errorf("%s:%d: got %v, Java %v\n  %s", path, line, got, v.Picked, text)
 		}
-		n++
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return n
+		return true
+	})
 }
 
 func TestAppendVectorsOracleSample(t *testing.T) {
@@ -88,15 +64,7 @@ func TestAppendVectorsOracleSample(t *testing.T) {
 // TestAppendVectorsExtra checks a file named by COMPACTD_EXTRA_APPEND_VECTORS;
 // it skips when the variable is unset.
 func TestAppendVectorsExtra(t *testing.T) {
-	path := os.Getenv("COMPACTD_EXTRA_APPEND_VECTORS")
-	if path == "" {
-		t.Skip("COMPACTD_EXTRA_APPEND_VECTORS not set")
-	}
-	n := checkAppendVectors(t, path)
-	if n == 0 {
-		t.Fatalf("%s holds no vectors", path)
-	}
-	t.Logf("%d append vectors match", n)
+	checkExtraVectors(t, "COMPACTD_EXTRA_APPEND_VECTORS", checkAppendVectors)
 }
 
 type unawareVector struct {
@@ -112,23 +80,7 @@ type unawareVector struct {
 
 func checkUnawareVectors(t *testing.T, path string) int {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	n, line := 0, 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
-		var v unawareVector
-		if err := json.Unmarshal([]byte(text), &v); err != nil {
-			t.Fatalf("%s:%d: %v", path, line, err)
-		}
+	return eachVector(t, path, func(line int, text string, v unawareVector) bool {
 		m := map[string]string{"bucket": "-1"}
 		for k, val := range v.Task.Options {
 			m[k] = val
@@ -158,12 +110,8 @@ func checkUnawareVectors(t *testing.T, path string) int {
 		if !slices.EqualFunc(got, want, slices.Equal[[]string]) {
 			t.Errorf("%s:%d: got %v, Java %v\n  %s", path, line, got, want, text)
 		}
-		n++
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return n
+		return true
+	})
 }
 
 func TestUnawareVectorsOracleSample(t *testing.T) {
@@ -175,13 +123,5 @@ func TestUnawareVectorsOracleSample(t *testing.T) {
 // TestUnawareVectorsExtra checks a file named by
 // COMPACTD_EXTRA_UNAWARE_VECTORS; it skips when the variable is unset.
 func TestUnawareVectorsExtra(t *testing.T) {
-	path := os.Getenv("COMPACTD_EXTRA_UNAWARE_VECTORS")
-	if path == "" {
-		t.Skip("COMPACTD_EXTRA_UNAWARE_VECTORS not set")
-	}
-	n := checkUnawareVectors(t, path)
-	if n == 0 {
-		t.Fatalf("%s holds no vectors", path)
-	}
-	t.Logf("%d unaware vectors match", n)
+	checkExtraVectors(t, "COMPACTD_EXTRA_UNAWARE_VECTORS", checkUnawareVectors)
 }

@@ -1,13 +1,8 @@
 package planner
 
 import (
-	"bufio"
 	"cmp"
-	"encoding/json"
-	"fmt"
-	"os"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -52,24 +47,7 @@ func formatSteps(steps []Step) []string {
 
 func checkTaskVectors(t *testing.T, path string) int {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	n, line := 0, 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
-		var v taskVector
-		if err := json.Unmarshal([]byte(text), &v); err != nil {
-			t.Fatalf("%s:%d: %v", path, line, err)
-		}
+	return eachVector(t, path, func(line int, text string, v taskVector) bool {
 		files := make([]File, len(v.Task.Files))
 		for i, tf := range v.Task.Files {
 			files[i] = File{Name: tf.Name, Level: tf.Level, Size: tf.Size,
@@ -84,12 +62,8 @@ func checkTaskVectors(t *testing.T, path string) int {
 		if got := formatSteps(steps); !slices.Equal(got, v.Steps) {
 			t.Errorf("%s:%d:\n got  %q\n Java %q", path, line, got, v.Steps)
 		}
-		n++
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return n
+		return true
+	})
 }
 
 func TestTaskVectorsOracleSample(t *testing.T) {
@@ -101,13 +75,5 @@ func TestTaskVectorsOracleSample(t *testing.T) {
 // TestTaskVectorsExtra checks a task vector file named by
 // COMPACTD_EXTRA_TASK_VECTORS; it skips when the variable is unset.
 func TestTaskVectorsExtra(t *testing.T) {
-	path := os.Getenv("COMPACTD_EXTRA_TASK_VECTORS")
-	if path == "" {
-		t.Skip("COMPACTD_EXTRA_TASK_VECTORS not set")
-	}
-	n := checkTaskVectors(t, path)
-	if n == 0 {
-		t.Fatalf("%s holds no vectors", path)
-	}
-	t.Log(fmt.Sprintf("%d task vectors match", n))
+	checkExtraVectors(t, "COMPACTD_EXTRA_TASK_VECTORS", checkTaskVectors)
 }

@@ -1,10 +1,8 @@
 package planner
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -130,24 +128,7 @@ func canonicalOutput(raw json.RawMessage) (string, error) {
 
 func checkVectorFile(t *testing.T, path string) int {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	n, line := 0, 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
-		var v pickVector
-		if err := json.Unmarshal([]byte(text), &v); err != nil {
-			t.Fatalf("%s:%d: %v", path, line, err)
-		}
+	return eachVector(t, path, func(line int, text string, v pickVector) bool {
 		in := v.pickInput
 		if v.Input != nil {
 			in = *v.Input
@@ -169,7 +150,7 @@ func checkVectorFile(t *testing.T, path string) int {
 		if _, ok := in.Options["compaction.offpeak.start.hour"]; ok {
 			// The oracle reads the wall clock for off-peak hours.
 			t.Logf("%s:%d: skipped: off-peak vectors depend on the oracle's clock", path, line)
-			continue
+			return false
 		}
 		out := v.Output
 		if out == nil {
@@ -192,12 +173,8 @@ func checkVectorFile(t *testing.T, path string) int {
 		if got != want {
 			t.Errorf("%s:%d (%s): got %s, Paimon %s\n  input: %s", path, line, v.Why, got, want, text)
 		}
-		n++
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return n
+		return true
+	})
 }
 
 // TestPickVectorsHandDerived checks vectors derived by reading the Java
@@ -234,13 +211,5 @@ func TestPickVectorsFromPaimon(t *testing.T) {
 // COMPACTD_EXTRA_VECTORS (e.g. a large random batch run through the Java
 // oracle); it skips when the variable is unset.
 func TestPickVectorsExtra(t *testing.T) {
-	path := os.Getenv("COMPACTD_EXTRA_VECTORS")
-	if path == "" {
-		t.Skip("COMPACTD_EXTRA_VECTORS not set")
-	}
-	n := checkVectorFile(t, path)
-	if n == 0 {
-		t.Fatalf("%s holds no vectors", path)
-	}
-	t.Logf("%d vectors match", n)
+	checkExtraVectors(t, "COMPACTD_EXTRA_VECTORS", checkVectorFile)
 }
