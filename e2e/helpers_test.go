@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"github.com/compactd/compactd/expire/expiretest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -30,27 +31,7 @@ func fixturesRoot(t *testing.T) string {
 
 // copyDir copies a directory tree (fixtures are read-only; Java's catalog may
 // create directories).
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if info.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+func copyDir(t *testing.T, src, dst string) { expiretest.CopyDir(t, src, dst) }
 
 // compactdRows scans a table with compactd and returns canonical rows.
 func compactdRows(t *testing.T, warehouse, name string) []interop.Row {
