@@ -12,7 +12,6 @@ import (
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/interop"
-	"github.com/compactd/compactd/scan"
 	"github.com/compactd/compactd/table"
 )
 
@@ -50,21 +49,7 @@ func scanRows(warehouse, name string) ([]interop.Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc, err := scan.New(ctx, tb, nil)
-	if err != nil {
-		return nil, err
-	}
-	var buf []byte
-	err = sc.Each(ctx, func(r table.Row) error {
-		var err error
-		buf, err = scan.AppendJSON(buf, sc.ReadType(), r)
-		buf = append(buf, '\n')
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return interop.ParseRows(buf)
+	return scanTable(ctx, tb, nil)
 }
 
 // canon renders rows as sorted JSON texts, so row sets compare regardless

@@ -466,13 +466,13 @@ func PartitionValueString(t DataType, v any, legacy bool) (string, error) {
 		if !ok {
 			break
 		}
-		return javaFloatString(float64(f), 32), nil
+		return JavaFloatString(float64(f), 32), nil
 	case TypeDouble:
 		f, ok := v.(float64)
 		if !ok {
 			break
 		}
-		return javaFloatString(f, 64), nil
+		return JavaFloatString(f, 64), nil
 	case TypeChar, TypeVarChar:
 		s, ok := v.(string)
 		if !ok {
@@ -546,10 +546,11 @@ func asInt64(v any) (int64, bool) {
 	return 0, false
 }
 
-// javaFloatString is Java's Float.toString / Double.toString (JDK 19+
-// shortest-digit algorithm): plain notation for 1e-3 <= |f| < 1e7 with at
-// least one fractional digit, otherwise d.dddE<exp>.
-func javaFloatString(f float64, bitSize int) string {
+// JavaFloatString formats as Float.toString/Double.toString: plain notation
+// with at least one fraction digit for 10^-3 <= |f| < 10^7, otherwise
+// d.dddE±n. Digits are the shortest that round-trip, as JDK 19+ prints
+// them (older JDKs print a few values with more digits).
+func JavaFloatString(f float64, bits int) string {
 	switch {
 	case math.IsNaN(f):
 		return "NaN"
@@ -563,38 +564,38 @@ func javaFloatString(f float64, bitSize int) string {
 		}
 		return "0.0"
 	}
-	e := strconv.FormatFloat(f, 'e', -1, bitSize) // "-1.2345e+06"
-	neg := strings.HasPrefix(e, "-")
-	e = strings.TrimPrefix(e, "-")
-	mant, expStr, _ := strings.Cut(e, "e")
-	exp, _ := strconv.Atoi(expStr)
-	digits := strings.Replace(mant, ".", "", 1)
+	s := strconv.FormatFloat(f, 'e', -1, bits)
 	sign := ""
-	if neg {
-		sign = "-"
+	if s[0] == '-' {
+		sign, s = "-", s[1:]
 	}
-	abs := math.Abs(f)
-	if abs >= 1e-3 && abs < 1e7 {
+	mant, exp, _ := strings.Cut(s, "e")
+	e, _ := strconv.Atoi(exp)
+	digits := strings.Replace(mant, ".", "", 1)
+	if e >= -3 && e < 7 {
 		var intPart, frac string
-		if exp >= 0 {
-			if len(digits) <= exp+1 {
-				intPart = digits + strings.Repeat("0", exp+1-len(digits))
-				frac = "0"
-			} else {
-				intPart = digits[:exp+1]
-				frac = digits[exp+1:]
+		if e >= 0 {
+			for len(digits) < e+1 {
+				digits += "0"
 			}
+			intPart, frac = digits[:e+1], digits[e+1:]
 		} else {
-			intPart = "0"
-			frac = strings.Repeat("0", -exp-1) + digits
+			intPart, frac = "0", strings.Repeat("0", -e-1)+digits
+		}
+		if frac == "" {
+			frac = "0"
 		}
 		return sign + intPart + "." + frac
 	}
-	frac := digits[1:]
-	if frac == "" {
-		frac = "0"
+	if len(digits) == 1 {
+		// Scientific notation shows two digits at least, and Java picks
+		// the two-digit decimal nearest the value: Double.MIN_VALUE is
+		// 4.9E-324, not 5.0E-324.
+		mant, exp, _ = strings.Cut(strings.TrimPrefix(strconv.FormatFloat(f, 'e', 1, bits), "-"), "e")
+		e, _ = strconv.Atoi(exp)
+		digits = strings.Replace(mant, ".", "", 1)
 	}
-	return sign + digits[:1] + "." + frac + "E" + strconv.Itoa(exp)
+	return sign + digits[:1] + "." + digits[1:] + "E" + strconv.Itoa(e)
 }
 
 // civil converts days since 1970-01-01 to a proleptic Gregorian date.
