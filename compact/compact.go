@@ -313,7 +313,7 @@ func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.J
 	if err := p.Wait(); err != nil {
 		for _, r := range results {
 			if r != nil {
-				deleteAll(t, r.Written)
+				t.DeleteUnreferenced(r.Written)
 			}
 		}
 		return nil, err
@@ -346,7 +346,7 @@ func commitResults(ctx context.Context, t *table.Table, results []*JobResult, o 
 			// published; after an unknown outcome they may be referenced.
 			if (errors.As(err, &conflict) || ctx.Err() != nil) && !errors.Is(err, table.ErrCommitOutcomeUnknown) {
 				for _, r := range kept {
-					deleteAll(t, r.Written)
+					t.DeleteUnreferenced(r.Written)
 				}
 			}
 			return nil, nil, err
@@ -369,13 +369,13 @@ func commitResults(ctx context.Context, t *table.Table, results []*JobResult, o 
 			if ok {
 				next = append(next, r)
 			} else {
-				deleteAll(t, r.Written)
+				t.DeleteUnreferenced(r.Written)
 			}
 		}
 		if len(next) == len(kept) {
 			// Nothing to drop: the conflict is not about our inputs.
 			for _, r := range kept {
-				deleteAll(t, r.Written)
+				t.DeleteUnreferenced(r.Written)
 			}
 			return nil, nil, err
 		}
@@ -397,16 +397,6 @@ func liveSet(ctx context.Context, t *table.Table) (map[table.FileIdentifier]bool
 		live[adds[i].Identifier()] = true
 	}
 	return live, nil
-}
-
-func deleteAll(t *table.Table, paths []string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	for _, p := range paths {
-		if err := t.FileIO().Delete(ctx, p); err != nil {
-			slog.Warn("delete uncommitted compaction output", "table", t.FullName(), "file", p, "err", err)
-		}
-	}
 }
 
 func isNoSnapshot(err error) bool { return errors.Is(err, table.ErrNoSnapshot) }

@@ -75,7 +75,7 @@ func (x *executor) run(ctx context.Context, job planner.Job) (res *JobResult, er
 	res = &JobResult{Job: job}
 	defer func() {
 		if err != nil {
-			deleteAll(x.t, res.Written)
+			x.t.DeleteUnreferenced(res.Written)
 			res.Written = nil
 		}
 	}()

@@ -127,7 +127,7 @@ func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, e
 			exists = false
 		}
 		if exists || errors.As(err, &conflict) || ctx.Err() != nil {
-			t.deleteQuietly(written)
+			t.DeleteUnreferenced(written)
 		}
 		switch {
 		case errors.As(err, &conflict):
@@ -183,13 +183,17 @@ func (t *Table) findCommitted(ctx context.Context, after int64, req CommitReques
 	return nil, nil
 }
 
-func (t *Table) deleteQuietly(paths []string) {
-	// Cleanup must run even when the commit's context is cancelled.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+// DeleteUnreferenced removes files this process wrote that no snapshot
+// references (outputs of an abandoned job, metadata of a failed commit
+// attempt). It runs on its own context so that cleanup still happens when
+// the caller's was cancelled; failures are logged, orphan cleanup gets the
+// rest.
+func (t *Table) DeleteUnreferenced(paths []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, p := range paths {
 		if err := t.fio.Delete(ctx, p); err != nil {
-			slog.Warn("delete file of failed commit", "table", t.FullName(), "file", p, "err", err)
+			slog.Warn("delete unreferenced file", "table", t.FullName(), "file", p, "err", err)
 		}
 	}
 }

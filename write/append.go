@@ -93,19 +93,9 @@ func (r *AppendRoller) Abort() {
 		_ = r.cur.Abort()
 		r.cur = nil
 	}
-	deleteFiles(r.t, r.written)
+	r.t.DeleteUnreferenced(r.written)
 	r.written = nil
 }
 
 // Written lists the paths of the files written so far.
 func (r *AppendRoller) Written() []string { return r.written }
-
-// deleteFiles removes files no snapshot references; it runs even when the
-// writer's context is cancelled.
-func deleteFiles(t *table.Table, paths []string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for _, p := range paths {
-		_ = t.FileIO().Delete(ctx, p)
-	}
-}

@@ -98,7 +98,7 @@ func (r *Roller) Abort() {
 		_ = r.cur.Abort()
 		r.cur = nil
 	}
-	deleteFiles(r.t, r.written)
+	r.t.DeleteUnreferenced(r.written)
 	r.written = nil
 }
 

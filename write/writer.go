@@ -145,13 +145,7 @@ func (w *Writer) Commit(ctx context.Context) (*table.Snapshot, error) {
 	})
 	var entries []table.ManifestEntry
 	var written []string
-	abort := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		for _, p := range written {
-			_ = w.t.FileIO().Delete(ctx, p)
-		}
-	}
+	abort := func() { w.t.DeleteUnreferenced(written) }
 	keyTypes := w.eng.KeyTypes()
 	for _, id := range ids {
 		kvs := w.pending[id]
