@@ -59,6 +59,9 @@ type Options struct {
 	// has passed since Run began; jobs already running finish and commit,
 	// the others are left for the next run.
 	TimeBudget time.Duration
+	// RowPath merges record by record instead of in column batches (the
+	// batch path's reference in tests and benchmarks; same output).
+	RowPath bool
 }
 
 // Summary reports a run.
@@ -270,7 +273,7 @@ func limitJobs(jobs []planner.Job, maxBuckets int, maxBytes int64) []planner.Job
 }
 
 func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.Job, o Options, now func() time.Time, deadline time.Time) ([]*JobResult, error) {
-	x := &executor{t: t, view: v, targetSize: o.TargetFileSize, now: now}
+	x := &executor{t: t, view: v, targetSize: o.TargetFileSize, now: now, rowPath: o.RowPath}
 	s := t.Schema()
 	x.read = datafile.Schema{Fields: s.Fields, KeyNames: s.TrimmedPrimaryKeys()}
 	if s.HasPrimaryKey() {

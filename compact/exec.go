@@ -40,6 +40,8 @@ type executor struct {
 	targetSize int64
 	now        func() time.Time
 	schemas    map[int64]datafile.Schema
+	// rowPath forces the row-at-a-time merge (Options.RowPath).
+	rowPath bool
 }
 
 func (x *executor) schemaOf(ctx context.Context, id int64) (datafile.Schema, error) {
@@ -151,6 +153,9 @@ func (x *executor) rewrite(ctx context.Context, b *table.BucketFiles, files []*t
 	if x.eng == nil {
 		return x.rewriteAppend(ctx, b, files)
 	}
+	if codec, ok := scan.CanMergeBatches(x.eng, x.read); ok && !x.rowPath {
+		return x.rewriteBatches(ctx, b, files, job, codec)
+	}
 	it, err := scan.OpenMerged(ctx, x.t, files, x.eng, x.read, x.schemaOf, nil, job.DropDelete)
 	if err != nil {
 		return nil, err
@@ -171,6 +176,47 @@ func (x *executor) rewrite(ctx context.Context, b *table.BucketFiles, files []*t
 		}
 		if err == nil {
 			err = r.Write(kv)
+		}
+		if err != nil {
+			r.Abort()
+			return nil, err
+		}
+	}
+	metas, err := r.Close()
+	outs := make([]output, 0, len(r.Written()))
+	for i, p := range r.Written() {
+		o := output{path: p}
+		if i < len(metas) {
+			o.meta = metas[i]
+		}
+		outs = append(outs, o)
+	}
+	return outs, err
+}
+
+// rewriteBatches is rewrite on the batch path: records that need no merge
+// are copied column by column from input pages to output pages.
+func (x *executor) rewriteBatches(ctx context.Context, b *table.BucketFiles, files []*table.ManifestEntry, job planner.Job, codec *datafile.KVCodec) ([]output, error) {
+	it, err := scan.OpenMergedBatches(ctx, x.t, files, x.eng, x.read, codec, x.schemaOf, job.DropDelete)
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	r := write.NewRoller(ctx, x.t, b.Partition, b.Bucket, int32(job.OutputLevel), table.FileSourceCompact)
+	if x.targetSize > 0 {
+		r.SetTargetSize(x.targetSize)
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			r.Abort()
+			return nil, err
+		}
+		batch, err := it.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err == nil {
+			err = r.WriteBatch(batch)
 		}
 		if err != nil {
 			r.Abort()

@@ -45,18 +45,8 @@ func (r *Roller) SetTargetSize(n int64) { r.target = n }
 
 // Write appends one record; records come in key order.
 func (r *Roller) Write(kv table.KeyValue) error {
-	if r.cur == nil {
-		dir, err := r.t.Paths().BucketPath(r.partition, r.bucket)
-		if err != nil {
-			return err
-		}
-		r.curPath = dir + "/" + r.t.Paths().NewDataFileName()
-		w, err := datafile.NewKeyValueWriter(r.ctx, r.t.FileIO(), r.curPath, r.schema, r.t.Schema().EffectiveOptions())
-		if err != nil {
-			return err
-		}
-		r.cur = w
-		r.written = append(r.written, r.curPath)
+	if err := r.open(); err != nil {
+		return err
 	}
 	if err := r.cur.Write(kv); err != nil {
 		return err
@@ -64,6 +54,46 @@ func (r *Roller) Write(kv table.KeyValue) error {
 	if r.cur.RowCount()%1000 == 0 && r.cur.EstimatedSize() >= r.target {
 		return r.roll()
 	}
+	return nil
+}
+
+// WriteBatch appends the rows of b (a batch of the table schema's KeyValue
+// layout, in key order). Files roll at the same row counts as with Write.
+func (r *Roller) WriteBatch(b *datafile.Batch) error {
+	for from := 0; from < b.N; {
+		if err := r.open(); err != nil {
+			return err
+		}
+		// The size check runs every 1000 rows, as Write's does.
+		n := min(b.N-from, 1000-int(r.cur.RowCount()%1000))
+		if err := r.cur.WriteBatch(b, from, from+n); err != nil {
+			return err
+		}
+		from += n
+		if r.cur.RowCount()%1000 == 0 && r.cur.EstimatedSize() >= r.target {
+			if err := r.roll(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (r *Roller) open() error {
+	if r.cur != nil {
+		return nil
+	}
+	dir, err := r.t.Paths().BucketPath(r.partition, r.bucket)
+	if err != nil {
+		return err
+	}
+	r.curPath = dir + "/" + r.t.Paths().NewDataFileName()
+	w, err := datafile.NewKeyValueWriter(r.ctx, r.t.FileIO(), r.curPath, r.schema, r.t.Schema().EffectiveOptions())
+	if err != nil {
+		return err
+	}
+	r.cur = w
+	r.written = append(r.written, r.curPath)
 	return nil
 }
 

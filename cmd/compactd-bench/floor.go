@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/scan"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
 )
@@ -69,10 +70,15 @@ func floor(ctx context.Context, t *table.Table) (floorResult, error) {
 	return res, nil
 }
 
-// copyRecords streams the records of one KeyValue file into a new one and
-// returns the record count and the new file's size.
+// copyRecords streams the records of one KeyValue file into a new one, on
+// the batch path compaction uses (page decode, column batches, batch
+// encode), and returns the record count and the new file's size.
 func copyRecords(ctx context.Context, fio fileio.FileIO, in, out string, schema datafile.Schema, opts map[string]string) (int64, int64, error) {
-	r, err := datafile.OpenKeyValue(ctx, fio, in, schema, schema)
+	codec, err := datafile.NewKVCodec(schema)
+	if err != nil {
+		return 0, 0, err
+	}
+	r, err := datafile.OpenKeyValueBatches(ctx, fio, in, schema, schema, codec)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -82,19 +88,20 @@ func copyRecords(ctx context.Context, fio fileio.FileIO, in, out string, schema 
 		return 0, 0, err
 	}
 	var n int64
+	b := codec.NewBatch()
 	for {
-		kv, err := r.Next()
+		err := r.Next(b, scan.BatchSize)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err == nil {
-			err = w.Write(kv)
+			err = w.WriteBatch(b, 0, b.N)
 		}
 		if err != nil {
 			_ = w.Abort()
 			return 0, 0, fmt.Errorf("floor %s -> %s: %w", in, out, err)
 		}
-		n++
+		n += int64(b.N)
 	}
 	if _, err := w.Close(); err != nil {
 		return 0, 0, fmt.Errorf("floor %s -> %s: %w", in, out, err)

@@ -162,6 +162,7 @@ func run(ctx context.Context, args []string) error {
 		cpu := fl.String("cpuprofile", "", "write a CPU profile here")
 		heap := fl.String("memprofile", "", "write a heap (alloc) profile here at the end")
 		peak := fl.String("peakprofile", "", "write the heap profile taken near the peak of the live heap here")
+		rowPath := fl.Bool("row-path", false, "merge record by record (the batch path's reference)")
 		if err := fl.Parse(args); err != nil {
 			return err
 		}
@@ -184,7 +185,7 @@ func run(ctx context.Context, args []string) error {
 			stop := watchPeak(*peak)
 			defer stop()
 		}
-		sum, err := compact.Run(ctx, t, compact.Options{Full: true})
+		sum, err := compact.Run(ctx, t, compact.Options{Full: true, RowPath: *rowPath})
 		if err != nil {
 			return err
 		}

@@ -327,6 +327,7 @@ type pqWriter struct {
 	rows      int64
 	colls     []*colCollector
 	closed    bool
+	bs        *batchState // set by the first batch written
 }
 
 func newPQWriter(ctx context.Context, fio fileio.FileIO, path string, fields table.RowType, options map[string]string) (*pqWriter, error) {
@@ -492,6 +493,7 @@ type KeyValueWriter struct {
 	stats      FileStats
 	valueNames []string
 	lastKey    table.Row
+	fields     table.RowType // the KeyValue layout
 }
 
 // NewKeyValueWriter creates a Parquet KeyValue file at path with the layout
@@ -510,7 +512,7 @@ func NewKeyValueWriter(ctx context.Context, fio fileio.FileIO, path string, sche
 	if err != nil {
 		return nil, err
 	}
-	w := &KeyValueWriter{pq: pq, nKey: len(schema.KeyNames), row: make([]any, len(fields))}
+	w := &KeyValueWriter{pq: pq, nKey: len(schema.KeyNames), row: make([]any, len(fields)), fields: fields}
 	for _, f := range schema.Fields {
 		w.valueNames = append(w.valueNames, f.Name)
 	}

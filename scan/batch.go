@@ -1,0 +1,222 @@
+package scan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/compactd/compactd/merge"
+	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/datafile"
+)
+
+// BatchIterator yields merged records as batches (valid until the next call).
+type BatchIterator interface {
+	Next() (*datafile.Batch, error) // io.EOF at the end
+	Close() error
+}
+
+// BatchSize is the number of rows per batch of the batch path.
+const BatchSize = 1024
+
+// CanMergeBatches reports whether OpenMergedBatches can merge a table with
+// this read schema and engine: flat columns and keys the batch merge orders.
+func CanMergeBatches(eng *merge.Engine, read datafile.Schema) (*datafile.KVCodec, bool) {
+	if !merge.BatchKeysSupported(eng.KeyTypes()) {
+		return nil, false
+	}
+	codec, err := datafile.NewKVCodec(read)
+	if err != nil {
+		return nil, false
+	}
+	return codec, true
+}
+
+// OpenMergedBatches is OpenMerged on the batch path (no deletion vectors):
+// the same sections and merge, records copied as columns. Files that match
+// the read schema's Parquet layout are read page by page; others (older
+// schemas, Avro, files without key columns) go through the row reader and
+// are converted.
+func OpenMergedBatches(ctx context.Context, t *table.Table, files []*table.ManifestEntry, eng *merge.Engine, read datafile.Schema, codec *datafile.KVCodec, schemaOf SchemaFunc, dropDelete bool) (BatchIterator, error) {
+	keyTypes := eng.KeyTypes()
+	bounds := make(map[*table.ManifestEntry][2]table.Row, len(files))
+	for _, e := range files {
+		lo, err := table.DecodeBinaryRow(keyTypes, e.File.MinKey)
+		if err != nil {
+			return nil, fmt.Errorf("data file %s: min key: %w", e.File.FileName, err)
+		}
+		hi, err := table.DecodeBinaryRow(keyTypes, e.File.MaxKey)
+		if err != nil {
+			return nil, fmt.Errorf("data file %s: max key: %w", e.File.FileName, err)
+		}
+		bounds[e] = [2]table.Row{lo, hi}
+	}
+	sections := merge.IntervalPartition(files, keyTypes, func(e *table.ManifestEntry) (table.Row, table.Row) {
+		b := bounds[e]
+		return b[0], b[1]
+	})
+	it := &batchSections{ctx: ctx, t: t, eng: eng, read: read, codec: codec, schemaOf: schemaOf, dropDelete: dropDelete, sections: sections}
+	return it, nil
+}
+
+// batchSections reads the sections one after the other, opening a
+// section's files when it is reached.
+type batchSections struct {
+	ctx        context.Context
+	t          *table.Table
+	eng        *merge.Engine
+	read       datafile.Schema
+	codec      *datafile.KVCodec
+	schemaOf   SchemaFunc
+	dropDelete bool
+	sections   [][][]*table.ManifestEntry
+	cur        *merge.BatchReader
+}
+
+func (s *batchSections) Next() (*datafile.Batch, error) {
+	for {
+		if s.cur == nil {
+			if len(s.sections) == 0 {
+				return nil, io.EOF
+			}
+			sec := s.sections[0]
+			s.sections = s.sections[1:]
+			runs := make([]merge.BatchRun, 0, len(sec))
+			for _, run := range sec {
+				runs = append(runs, &batchRun{s: s, files: run})
+			}
+			r, err := s.eng.NewBatchReader(s.ctx, s.codec, runs, s.dropDelete, BatchSize)
+			if err != nil {
+				return nil, err
+			}
+			s.cur = r
+		}
+		b, err := s.cur.Next()
+		if err == nil {
+			return b, nil
+		}
+		if !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		cur := s.cur
+		s.cur = nil
+		if err := cur.Close(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (s *batchSections) Close() error {
+	s.sections = nil
+	if s.cur == nil {
+		return nil
+	}
+	err := s.cur.Close()
+	s.cur = nil
+	return err
+}
+
+// batchRun reads the files of one sorted run in order.
+type batchRun struct {
+	s     *batchSections
+	files []*table.ManifestEntry
+	cur   batchFile
+}
+
+type batchFile interface {
+	Next(b *datafile.Batch, max int) error
+	Close() error
+}
+
+func (r *batchRun) Next(b *datafile.Batch, max int) error {
+	for {
+		if r.cur == nil {
+			if len(r.files) == 0 {
+				b.Reset()
+				return io.EOF
+			}
+			e := r.files[0]
+			r.files = r.files[1:]
+			f, err := r.s.open(e)
+			if err != nil {
+				return err
+			}
+			r.cur = f
+		}
+		err := r.cur.Next(b, max)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+		cur := r.cur
+		r.cur = nil
+		if err := cur.Close(); err != nil {
+			return err
+		}
+	}
+}
+
+func (r *batchRun) Close() error {
+	r.files = nil
+	if r.cur == nil {
+		return nil
+	}
+	err := r.cur.Close()
+	r.cur = nil
+	return err
+}
+
+func (s *batchSections) open(e *table.ManifestEntry) (batchFile, error) {
+	path, err := s.t.DataFilePath(e)
+	if err != nil {
+		return nil, err
+	}
+	fileSchema, err := s.schemaOf(s.ctx, e.File.SchemaID)
+	if err != nil {
+		return nil, fmt.Errorf("data file %s: schema %d: %w", path, e.File.SchemaID, err)
+	}
+	br, err := datafile.OpenKeyValueBatches(s.ctx, s.t.FileIO(), path, fileSchema, s.read, s.codec)
+	if err == nil {
+		return br, nil
+	}
+	if !errors.Is(err, datafile.ErrNoBatchPath) {
+		return nil, err
+	}
+	rr, err := datafile.OpenKeyValue(s.ctx, s.t.FileIO(), path, fileSchema, s.read)
+	if err != nil {
+		return nil, err
+	}
+	return &rowBatches{r: rr, codec: s.codec, path: path}, nil
+}
+
+// rowBatches converts the records of the row reader into batches.
+type rowBatches struct {
+	r     *datafile.KeyValueReader
+	codec *datafile.KVCodec
+	path  string
+}
+
+func (f *rowBatches) Next(b *datafile.Batch, max int) error {
+	b.Reset()
+	for b.N < max {
+		kv, err := f.r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if err := f.codec.Append(b, kv); err != nil {
+			return fmt.Errorf("read data file %s: %w", f.path, err)
+		}
+	}
+	if b.N == 0 {
+		return io.EOF
+	}
+	return nil
+}
+
+func (f *rowBatches) Close() error { return f.r.Close() }

@@ -1,0 +1,342 @@
+package datafile
+
+import (
+	"fmt"
+
+	"github.com/compactd/compactd/table"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/deprecated"
+)
+
+// The batch path: rows of flat files in column form, values kept in their
+// Parquet physical representation. A compaction reads and writes files of
+// the same schema, so most values can go from an input page to an output
+// page without being turned into Go values and back; only records that a
+// merge function must combine are materialized (KVCodec).
+
+// Vec is one leaf column of a Batch. Values are dense: row i is at index i
+// of the slice of the column's kind (a null row holds a zero value there).
+type Vec struct {
+	Kind parquet.Kind
+	// Null marks null rows; nil for a REQUIRED column.
+	Null  []bool
+	I32   []int32
+	I64   []int64
+	F32   []float32
+	F64   []float64
+	Bool  []bool
+	I96   []deprecated.Int96
+	Bytes []byte
+	// Offs delimits ByteArray and FixedLenByteArray values: value i is
+	// Bytes[Offs[i]:Offs[i+1]]. len(Offs) = rows+1.
+	Offs []uint32
+}
+
+func newVec(kind parquet.Kind, optional bool) Vec {
+	v := Vec{Kind: kind}
+	if optional {
+		v.Null = []bool{}
+	}
+	v.reset()
+	return v
+}
+
+func (v *Vec) reset() {
+	if v.Null != nil {
+		v.Null = v.Null[:0]
+	}
+	v.I32, v.I64, v.F32, v.F64 = v.I32[:0], v.I64[:0], v.F32[:0], v.F64[:0]
+	v.Bool, v.I96, v.Bytes = v.Bool[:0], v.I96[:0], v.Bytes[:0]
+	v.Offs = append(v.Offs[:0], 0)
+}
+
+// Optional reports whether the column may hold nulls.
+func (v *Vec) Optional() bool { return v.Null != nil }
+
+// IsNull reports whether row i is null.
+func (v *Vec) IsNull(i int) bool { return v.Null != nil && v.Null[i] }
+
+// BytesAt is the value of row i of a ByteArray or FixedLenByteArray column.
+func (v *Vec) BytesAt(i int) []byte { return v.Bytes[v.Offs[i]:v.Offs[i+1]] }
+
+// appendZero appends a null (or zero) row.
+func (v *Vec) appendZero(null bool) {
+	if v.Null != nil {
+		v.Null = append(v.Null, null)
+	}
+	switch v.Kind {
+	case parquet.Boolean:
+		v.Bool = append(v.Bool, false)
+	case parquet.Int32:
+		v.I32 = append(v.I32, 0)
+	case parquet.Int64:
+		v.I64 = append(v.I64, 0)
+	case parquet.Int96:
+		v.I96 = append(v.I96, deprecated.Int96{})
+	case parquet.Float:
+		v.F32 = append(v.F32, 0)
+	case parquet.Double:
+		v.F64 = append(v.F64, 0)
+	case parquet.ByteArray, parquet.FixedLenByteArray:
+		v.Offs = append(v.Offs, uint32(len(v.Bytes)))
+	}
+}
+
+// value returns row i as a parquet.Value (byte slices alias the batch).
+func (v *Vec) value(i int) parquet.Value {
+	if v.IsNull(i) {
+		return parquet.NullValue()
+	}
+	switch v.Kind {
+	case parquet.Boolean:
+		return parquet.BooleanValue(v.Bool[i])
+	case parquet.Int32:
+		return parquet.Int32Value(v.I32[i])
+	case parquet.Int64:
+		return parquet.Int64Value(v.I64[i])
+	case parquet.Int96:
+		return parquet.Int96Value(v.I96[i])
+	case parquet.Float:
+		return parquet.FloatValue(v.F32[i])
+	case parquet.Double:
+		return parquet.DoubleValue(v.F64[i])
+	case parquet.ByteArray:
+		return parquet.ByteArrayValue(v.BytesAt(i))
+	case parquet.FixedLenByteArray:
+		return parquet.FixedLenByteArrayValue(v.BytesAt(i))
+	}
+	return parquet.NullValue()
+}
+
+// appendValue appends a non-null physical value of the column's kind.
+func (v *Vec) appendValue(pv parquet.Value) error {
+	if pv.IsNull() {
+		if v.Null == nil {
+			return fmt.Errorf("null in a NOT NULL column")
+		}
+		v.appendZero(true)
+		return nil
+	}
+	if pv.Kind() != v.Kind {
+		return fmt.Errorf("value of Parquet type %s in a %s column", pv.Kind(), v.Kind)
+	}
+	if v.Null != nil {
+		v.Null = append(v.Null, false)
+	}
+	switch v.Kind {
+	case parquet.Boolean:
+		v.Bool = append(v.Bool, pv.Boolean())
+	case parquet.Int32:
+		v.I32 = append(v.I32, pv.Int32())
+	case parquet.Int64:
+		v.I64 = append(v.I64, pv.Int64())
+	case parquet.Int96:
+		v.I96 = append(v.I96, pv.Int96())
+	case parquet.Float:
+		v.F32 = append(v.F32, pv.Float())
+	case parquet.Double:
+		v.F64 = append(v.F64, pv.Double())
+	case parquet.ByteArray, parquet.FixedLenByteArray:
+		v.Bytes = append(v.Bytes, pv.ByteArray()...)
+		v.Offs = append(v.Offs, uint32(len(v.Bytes)))
+	}
+	return nil
+}
+
+// Batch is a run of rows of one flat file layout, column by column.
+type Batch struct {
+	N    int
+	Cols []Vec
+}
+
+// Reset empties the batch, keeping its buffers.
+func (b *Batch) Reset() {
+	b.N = 0
+	for i := range b.Cols {
+		b.Cols[i].reset()
+	}
+}
+
+// Take names row Row of batch Src.
+type Take struct {
+	Src *Batch
+	Row int32
+}
+
+// AppendTake appends the named rows, column by column. Every source has the
+// layout of b.
+func (b *Batch) AppendTake(take []Take) {
+	if len(take) == 0 {
+		return
+	}
+	for c := range b.Cols {
+		d := &b.Cols[c]
+		if d.Null != nil {
+			for _, t := range take {
+				d.Null = append(d.Null, t.Src.Cols[c].IsNull(int(t.Row)))
+			}
+		}
+		switch d.Kind {
+		case parquet.Boolean:
+			for _, t := range take {
+				d.Bool = append(d.Bool, t.Src.Cols[c].Bool[t.Row])
+			}
+		case parquet.Int32:
+			for _, t := range take {
+				d.I32 = append(d.I32, t.Src.Cols[c].I32[t.Row])
+			}
+		case parquet.Int64:
+			for _, t := range take {
+				d.I64 = append(d.I64, t.Src.Cols[c].I64[t.Row])
+			}
+		case parquet.Int96:
+			for _, t := range take {
+				d.I96 = append(d.I96, t.Src.Cols[c].I96[t.Row])
+			}
+		case parquet.Float:
+			for _, t := range take {
+				d.F32 = append(d.F32, t.Src.Cols[c].F32[t.Row])
+			}
+		case parquet.Double:
+			for _, t := range take {
+				d.F64 = append(d.F64, t.Src.Cols[c].F64[t.Row])
+			}
+		case parquet.ByteArray, parquet.FixedLenByteArray:
+			for _, t := range take {
+				s := &t.Src.Cols[c]
+				d.Bytes = append(d.Bytes, s.Bytes[s.Offs[t.Row]:s.Offs[t.Row+1]]...)
+				d.Offs = append(d.Offs, uint32(len(d.Bytes)))
+			}
+		}
+	}
+	b.N += len(take)
+}
+
+// KVCodec converts rows of KeyValue batches (the layout of a Schema's
+// KeyValueFields, flat) to and from table.KeyValue.
+type KVCodec struct {
+	nKey, nVal int
+	kinds      []parquet.Kind
+	optional   []bool
+	dec        []decodeFunc
+	enc        []encodeFunc
+}
+
+// NewKVCodec builds the codec of schema's KeyValue layout. It fails when a
+// column is not flat (nested types take the row path).
+func NewKVCodec(schema Schema) (*KVCodec, error) {
+	fields, err := schema.KeyValueFields()
+	if err != nil {
+		return nil, err
+	}
+	layout, err := parquetSchema(fields)
+	if err != nil {
+		return nil, err
+	}
+	leaves := layout.schema.Columns()
+	if len(leaves) != len(fields) {
+		return nil, fmt.Errorf("not flat: %d leaf columns for %d fields", len(leaves), len(fields))
+	}
+	c := &KVCodec{nKey: len(schema.KeyNames), nVal: len(schema.Fields)}
+	for i, f := range fields {
+		leaf, ok := layout.schema.Lookup(leaves[i]...)
+		if !ok {
+			return nil, fmt.Errorf("column %s missing from its own layout", f.Name)
+		}
+		typ := leaf.Node.Type()
+		dec, err := leafDecoder(f.Type, typ)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", f.Name, err)
+		}
+		enc, err := leafEncoder(f.Type)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", f.Name, err)
+		}
+		c.kinds = append(c.kinds, typ.Kind())
+		c.optional = append(c.optional, leaf.Node.Optional())
+		c.dec = append(c.dec, dec)
+		c.enc = append(c.enc, enc)
+	}
+	return c, nil
+}
+
+// NewBatch returns an empty batch of the codec's layout.
+func (c *KVCodec) NewBatch() *Batch {
+	b := &Batch{Cols: make([]Vec, len(c.kinds))}
+	for i, k := range c.kinds {
+		b.Cols[i] = newVec(k, c.optional[i])
+	}
+	return b
+}
+
+// KeyCols is the number of key columns (the first columns of a batch).
+func (c *KVCodec) KeyCols() int { return c.nKey }
+
+// SeqCol and KindCol are the columns of _SEQUENCE_NUMBER and _VALUE_KIND.
+func (c *KVCodec) SeqCol() int  { return c.nKey }
+func (c *KVCodec) KindCol() int { return c.nKey + 1 }
+
+// Record materializes row i of b.
+func (c *KVCodec) Record(b *Batch, i int) (table.KeyValue, error) {
+	kv := table.KeyValue{Key: make(table.Row, c.nKey), Value: make(table.Row, c.nVal)}
+	for j := range c.kinds {
+		col := &b.Cols[j]
+		if col.IsNull(i) {
+			continue
+		}
+		v, err := c.dec[j](col.value(i))
+		if err != nil {
+			return table.KeyValue{}, err
+		}
+		switch {
+		case j < c.nKey:
+			kv.Key[j] = v
+		case j == c.nKey:
+			kv.Seq = v.(int64)
+		case j == c.nKey+1:
+			kind := v.(int8)
+			if kind < 0 || kind > 3 {
+				return table.KeyValue{}, fmt.Errorf("invalid %s %d", ValueKindName, kind)
+			}
+			kv.Kind = table.RowKind(kind)
+		default:
+			kv.Value[j-c.nKey-2] = v
+		}
+	}
+	return kv, nil
+}
+
+// Append appends kv to b.
+func (c *KVCodec) Append(b *Batch, kv table.KeyValue) error {
+	if len(kv.Key) != c.nKey || len(kv.Value) != c.nVal {
+		return fmt.Errorf("record has %d key and %d value fields, want %d and %d", len(kv.Key), len(kv.Value), c.nKey, c.nVal)
+	}
+	for j := range c.kinds {
+		var v any
+		switch {
+		case j < c.nKey:
+			v = kv.Key[j]
+		case j == c.nKey:
+			v = kv.Seq
+		case j == c.nKey+1:
+			v = int8(kv.Kind)
+		default:
+			v = kv.Value[j-c.nKey-2]
+		}
+		var err error
+		if v == nil {
+			err = b.Cols[j].appendValue(parquet.NullValue())
+		} else {
+			var pv parquet.Value
+			if pv, err = c.enc[j](v); err == nil {
+				err = b.Cols[j].appendValue(pv)
+			}
+		}
+		if err != nil {
+			// The batch is left ragged: the caller abandons the file.
+			return fmt.Errorf("column %d: %w", j, err)
+		}
+	}
+	b.N++
+	return nil
+}

@@ -1,0 +1,533 @@
+package datafile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/compactd/compactd/fileio"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/deprecated"
+)
+
+// ErrNoBatchPath marks a file the batch path cannot read exactly as written
+// (another format, an older schema that needs casts, nested columns, a
+// physical layout other than the one compactd writes). Callers fall back to
+// the row path (OpenKeyValue), which handles every case.
+var ErrNoBatchPath = errors.New("not readable as batches")
+
+// BatchReader reads a flat KeyValue Parquet file as Batches in the layout of
+// a KVCodec, page by page: memory is one decoded page per column.
+type BatchReader struct {
+	ctx  context.Context
+	path string
+	f    fileio.Reader
+	pf   *parquet.File
+	rg   int
+	left int64 // rows left in the current row group
+	cols []*pageCursor
+	// leaf is the file's leaf column of each batch column.
+	leaf []int
+}
+
+// OpenKeyValueBatches opens a KeyValue data file written with fileSchema for
+// reading as batches of codec's layout (the layout of readSchema). It fails
+// with an error wrapping ErrNoBatchPath, without reading data, when the file
+// is not an exact physical match.
+func OpenKeyValueBatches(ctx context.Context, fio fileio.FileIO, path string, fileSchema, readSchema Schema, codec *KVCodec) (*BatchReader, error) {
+	format, err := FormatOf(path)
+	if err != nil {
+		return nil, err
+	}
+	if format != FormatParquet {
+		return nil, fmt.Errorf("data file %s: %w: format %s", path, ErrNoBatchPath, format)
+	}
+	if !sameSchema(fileSchema, readSchema) {
+		return nil, fmt.Errorf("data file %s: %w: written with another schema", path, ErrNoBatchPath)
+	}
+	fields, err := readSchema.KeyValueFields()
+	if err != nil {
+		return nil, fmt.Errorf("data file %s: %w", path, err)
+	}
+	if len(fields) != len(codec.kinds) {
+		return nil, fmt.Errorf("data file %s: codec has %d columns, schema %d", path, len(codec.kinds), len(fields))
+	}
+	f, pf, err := openParquet(ctx, fio, path, len(fields))
+	if err != nil {
+		return nil, err
+	}
+	r := &BatchReader{ctx: ctx, path: path, f: f, pf: pf}
+	root := pf.Schema()
+	if len(root.Columns()) != len(fields) {
+		f.Close()
+		return nil, fmt.Errorf("data file %s: %w: %d leaf columns, want %d", path, ErrNoBatchPath, len(root.Columns()), len(fields))
+	}
+	want, err := parquetSchema(fields)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("data file %s: %w", path, err)
+	}
+	for i, fl := range fields {
+		got, ok := root.Lookup(fl.Name)
+		exp, _ := want.schema.Lookup(fl.Name)
+		if !ok || !got.Node.Leaf() || !samePhysical(got.Node, exp.Node) {
+			f.Close()
+			return nil, fmt.Errorf("data file %s: %w: column %s differs from the layout compactd writes", path, ErrNoBatchPath, fl.Name)
+		}
+		r.leaf = append(r.leaf, got.ColumnIndex)
+		maxDef := 0
+		if got.Node.Optional() {
+			maxDef = 1
+		}
+		r.cols = append(r.cols, &pageCursor{kind: codec.kinds[i], maxDef: byte(maxDef), name: fl.Name})
+	}
+	return r, nil
+}
+
+func sameSchema(a, b Schema) bool {
+	if len(a.Fields) != len(b.Fields) || len(a.KeyNames) != len(b.KeyNames) {
+		return false
+	}
+	for i := range a.Fields {
+		x, y := a.Fields[i], b.Fields[i]
+		if x.ID != y.ID || x.Name != y.Name || x.Type.String() != y.Type.String() || x.Type.Nullable != y.Type.Nullable {
+			return false
+		}
+	}
+	for i := range a.KeyNames {
+		if a.KeyNames[i] != b.KeyNames[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func samePhysical(got, exp parquet.Node) bool {
+	gt, et := got.Type(), exp.Type()
+	return gt.Kind() == et.Kind() && gt.Length() == et.Length() &&
+		got.Optional() == exp.Optional() && !got.Repeated() &&
+		timeUnitOf(gt) == timeUnitOf(et)
+}
+
+// Next fills b (reset first) with up to max rows; io.EOF when none are left.
+func (r *BatchReader) Next(b *Batch, max int) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("read data file %s: corrupt Parquet data: %v", r.path, p)
+		}
+	}()
+	b.Reset()
+	for r.left == 0 {
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
+		groups := r.pf.RowGroups()
+		if r.rg >= len(groups) {
+			return io.EOF
+		}
+		g := groups[r.rg]
+		r.rg++
+		r.left = g.NumRows()
+		chunks := g.ColumnChunks()
+		for i, c := range r.cols {
+			c.open(chunks[r.leaf[i]].Pages())
+		}
+	}
+	n := int(min(int64(max), r.left))
+	for i, c := range r.cols {
+		if err := c.read(&b.Cols[i], n); err != nil {
+			return fmt.Errorf("read data file %s column %s: %w", r.path, c.name, err)
+		}
+	}
+	r.left -= int64(n)
+	b.N = n
+	return nil
+}
+
+// Close releases the file.
+func (r *BatchReader) Close() error {
+	for _, c := range r.cols {
+		c.close()
+	}
+	return r.f.Close()
+}
+
+// pageCursor walks the pages of one column chunk.
+type pageCursor struct {
+	name   string
+	kind   parquet.Kind
+	maxDef byte
+	pages  parquet.Pages
+	page   parquet.Page
+	n      int    // rows in the page
+	pos    int    // next row of the page
+	vpos   int    // next non-null value of the page
+	def    []byte // nil when the column is required
+	idx    []int32
+	// Values of the page, or of its dictionary when idx != nil.
+	i32   []int32
+	i64   []int64
+	f32   []float32
+	f64   []float64
+	bits  []byte
+	i96   []deprecated.Int96
+	bytes []byte
+	offs  []uint32
+	flba  int
+	dict  parquet.Dictionary
+	// The dictionary's values, copied (they outlive the page).
+	dI32  []int32
+	dI64  []int64
+	dF32  []float32
+	dF64  []float64
+	dI96  []deprecated.Int96
+	dByte []byte
+	dOffs []uint32
+	dFLBA int
+}
+
+func (c *pageCursor) open(p parquet.Pages) {
+	c.close()
+	c.pages = p
+	c.dict = nil
+}
+
+func (c *pageCursor) close() {
+	if c.page != nil {
+		parquet.Release(c.page)
+		c.page = nil
+	}
+	if c.pages != nil {
+		c.pages.Close()
+		c.pages = nil
+	}
+	c.n, c.pos, c.vpos = 0, 0, 0
+}
+
+func (c *pageCursor) nextPage() error {
+	if c.page != nil {
+		parquet.Release(c.page)
+		c.page = nil
+	}
+	if c.pages == nil {
+		return io.ErrUnexpectedEOF
+	}
+	p, err := c.pages.ReadPage()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("column chunk ends before its row group: %w", io.ErrUnexpectedEOF)
+		}
+		return err
+	}
+	if p.RepetitionLevels() != nil && len(p.RepetitionLevels()) > 0 {
+		return errors.New("repeated values in a flat column")
+	}
+	c.page = p
+	c.n = int(p.NumValues())
+	c.pos, c.vpos = 0, 0
+	c.def = nil
+	if c.maxDef > 0 {
+		c.def = p.DefinitionLevels()
+		if len(c.def) != c.n {
+			return fmt.Errorf("page has %d definition levels for %d values", len(c.def), c.n)
+		}
+	}
+	data := p.Data()
+	c.idx = nil
+	if d := p.Dictionary(); d != nil {
+		if d != c.dict {
+			c.loadDict(d)
+		}
+		c.idx = data.Int32()
+		size := c.dictLen()
+		for _, x := range c.idx {
+			if x < 0 || int(x) >= size {
+				return fmt.Errorf("dictionary index %d out of range [0,%d)", x, size)
+			}
+		}
+		return nil
+	}
+	switch c.kind {
+	case parquet.Boolean:
+		c.bits = data.Boolean()
+	case parquet.Int32:
+		c.i32 = data.Int32()
+	case parquet.Int64:
+		c.i64 = data.Int64()
+	case parquet.Int96:
+		c.i96 = data.Int96()
+	case parquet.Float:
+		c.f32 = data.Float()
+	case parquet.Double:
+		c.f64 = data.Double()
+	case parquet.ByteArray:
+		c.bytes, c.offs = data.ByteArray()
+	case parquet.FixedLenByteArray:
+		c.bytes, c.flba = data.FixedLenByteArray()
+	}
+	return nil
+}
+
+func (c *pageCursor) dictLen() int {
+	switch c.kind {
+	case parquet.Int32:
+		return len(c.dI32)
+	case parquet.Int64:
+		return len(c.dI64)
+	case parquet.Int96:
+		return len(c.dI96)
+	case parquet.Float:
+		return len(c.dF32)
+	case parquet.Double:
+		return len(c.dF64)
+	case parquet.ByteArray:
+		return len(c.dOffs) - 1
+	case parquet.FixedLenByteArray:
+		if c.dFLBA == 0 {
+			return 0
+		}
+		return len(c.dByte) / c.dFLBA
+	}
+	return 0
+}
+
+func (c *pageCursor) loadDict(d parquet.Dictionary) {
+	c.dict = d
+	data := d.Page().Data()
+	switch c.kind {
+	case parquet.Int32:
+		c.dI32 = append(c.dI32[:0], data.Int32()...)
+	case parquet.Int64:
+		c.dI64 = append(c.dI64[:0], data.Int64()...)
+	case parquet.Int96:
+		c.dI96 = append(c.dI96[:0], data.Int96()...)
+	case parquet.Float:
+		c.dF32 = append(c.dF32[:0], data.Float()...)
+	case parquet.Double:
+		c.dF64 = append(c.dF64[:0], data.Double()...)
+	case parquet.ByteArray:
+		b, o := data.ByteArray()
+		c.dByte = append(c.dByte[:0], b...)
+		c.dOffs = append(c.dOffs[:0], o...)
+		if len(c.dOffs) == 0 {
+			c.dOffs = append(c.dOffs, 0)
+		}
+	case parquet.FixedLenByteArray:
+		b, size := data.FixedLenByteArray()
+		c.dByte = append(c.dByte[:0], b...)
+		c.dFLBA = size
+	}
+}
+
+// read appends n rows of the column to v.
+func (c *pageCursor) read(v *Vec, n int) error {
+	for n > 0 {
+		if c.pos >= c.n {
+			if err := c.nextPage(); err != nil {
+				return err
+			}
+			continue
+		}
+		k := min(n, c.n-c.pos)
+		if err := c.copyRows(v, k); err != nil {
+			return err
+		}
+		n -= k
+	}
+	return nil
+}
+
+// copyRows appends rows pos..pos+k of the current page.
+func (c *pageCursor) copyRows(v *Vec, k int) error {
+	// Which rows hold a value: with definition levels, a row is null when
+	// its level is below the maximum.
+	nonNull := k
+	if c.def != nil {
+		nonNull = 0
+		for _, d := range c.def[c.pos : c.pos+k] {
+			null := d < c.maxDef
+			v.Null = append(v.Null, null)
+			if !null {
+				nonNull++
+			}
+		}
+	} else if v.Null != nil {
+		for range k {
+			v.Null = append(v.Null, false)
+		}
+	}
+	avail := c.valuesLeft()
+	if nonNull > avail {
+		return fmt.Errorf("page has %d values for %d non-null rows", avail, nonNull)
+	}
+	def := c.def
+	if def != nil {
+		def = def[c.pos : c.pos+k]
+	}
+	vp := c.vpos
+	isNull := func(r int) bool { return def != nil && def[r] < c.maxDef }
+	switch c.kind {
+	case parquet.Boolean:
+		for r := range k {
+			x := false
+			if !isNull(r) {
+				x = c.bits[vp/8]>>(vp%8)&1 != 0
+				vp++
+			}
+			v.Bool = append(v.Bool, x)
+		}
+	case parquet.Int32:
+		src := c.i32
+		if c.idx != nil {
+			for r := range k {
+				var x int32
+				if !isNull(r) {
+					x = c.dI32[c.idx[vp]]
+					vp++
+				}
+				v.I32 = append(v.I32, x)
+			}
+		} else if def == nil {
+			v.I32 = append(v.I32, src[vp:vp+k]...)
+			vp += k
+		} else {
+			for r := range k {
+				var x int32
+				if !isNull(r) {
+					x = src[vp]
+					vp++
+				}
+				v.I32 = append(v.I32, x)
+			}
+		}
+	case parquet.Int64:
+		src := c.i64
+		if c.idx != nil {
+			for r := range k {
+				var x int64
+				if !isNull(r) {
+					x = c.dI64[c.idx[vp]]
+					vp++
+				}
+				v.I64 = append(v.I64, x)
+			}
+		} else if def == nil {
+			v.I64 = append(v.I64, src[vp:vp+k]...)
+			vp += k
+		} else {
+			for r := range k {
+				var x int64
+				if !isNull(r) {
+					x = src[vp]
+					vp++
+				}
+				v.I64 = append(v.I64, x)
+			}
+		}
+	case parquet.Int96:
+		for r := range k {
+			var x deprecated.Int96
+			if !isNull(r) {
+				if c.idx != nil {
+					x = c.dI96[c.idx[vp]]
+				} else {
+					x = c.i96[vp]
+				}
+				vp++
+			}
+			v.I96 = append(v.I96, x)
+		}
+	case parquet.Float:
+		for r := range k {
+			var x float32
+			if !isNull(r) {
+				if c.idx != nil {
+					x = c.dF32[c.idx[vp]]
+				} else {
+					x = c.f32[vp]
+				}
+				vp++
+			}
+			v.F32 = append(v.F32, x)
+		}
+	case parquet.Double:
+		if c.idx == nil && def == nil {
+			v.F64 = append(v.F64, c.f64[vp:vp+k]...)
+			vp += k
+			break
+		}
+		for r := range k {
+			var x float64
+			if !isNull(r) {
+				if c.idx != nil {
+					x = c.dF64[c.idx[vp]]
+				} else {
+					x = c.f64[vp]
+				}
+				vp++
+			}
+			v.F64 = append(v.F64, x)
+		}
+	case parquet.ByteArray:
+		for r := range k {
+			if !isNull(r) {
+				if c.idx != nil {
+					j := c.idx[vp]
+					v.Bytes = append(v.Bytes, c.dByte[c.dOffs[j]:c.dOffs[j+1]]...)
+				} else {
+					v.Bytes = append(v.Bytes, c.bytes[c.offs[vp]:c.offs[vp+1]]...)
+				}
+				vp++
+			}
+			v.Offs = append(v.Offs, uint32(len(v.Bytes)))
+		}
+	case parquet.FixedLenByteArray:
+		for r := range k {
+			if !isNull(r) {
+				if c.idx != nil {
+					j := int(c.idx[vp]) * c.dFLBA
+					v.Bytes = append(v.Bytes, c.dByte[j:j+c.dFLBA]...)
+				} else {
+					j := vp * c.flba
+					v.Bytes = append(v.Bytes, c.bytes[j:j+c.flba]...)
+				}
+				vp++
+			}
+			v.Offs = append(v.Offs, uint32(len(v.Bytes)))
+		}
+	}
+	c.vpos = vp
+	c.pos += k
+	return nil
+}
+
+// valuesLeft is the number of non-null values of the page not yet read.
+func (c *pageCursor) valuesLeft() int {
+	if c.idx != nil {
+		return len(c.idx) - c.vpos
+	}
+	switch c.kind {
+	case parquet.Boolean:
+		return len(c.bits)*8 - c.vpos
+	case parquet.Int32:
+		return len(c.i32) - c.vpos
+	case parquet.Int64:
+		return len(c.i64) - c.vpos
+	case parquet.Int96:
+		return len(c.i96) - c.vpos
+	case parquet.Float:
+		return len(c.f32) - c.vpos
+	case parquet.Double:
+		return len(c.f64) - c.vpos
+	case parquet.ByteArray:
+		// An all-null page may have no offsets at all.
+		return max(len(c.offs)-1, 0) - c.vpos
+	case parquet.FixedLenByteArray:
+		if c.flba == 0 {
+			return 0
+		}
+		return len(c.bytes)/c.flba - c.vpos
+	}
+	return 0
+}

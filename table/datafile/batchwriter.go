@@ -1,0 +1,331 @@
+package datafile
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/compactd/compactd/table"
+	"github.com/parquet-go/parquet-go"
+)
+
+// batchState is what a pqWriter needs to take batches: the decoder of each
+// leaf (stats and keys are kept as Go values) and a value buffer.
+type batchState struct {
+	decs []decodeFunc
+	vals []parquet.Value
+}
+
+func (w *pqWriter) initBatch(fields table.RowType) error {
+	if w.bs != nil {
+		return nil
+	}
+	if w.nLeaves != len(fields) {
+		return fmt.Errorf("data file %s: batches need flat columns", w.path)
+	}
+	leaves := w.layout.schema.Columns()
+	bs := &batchState{}
+	for i, f := range fields {
+		leaf, ok := w.layout.schema.Lookup(leaves[i]...)
+		if !ok {
+			return fmt.Errorf("data file %s: column %s missing from its layout", w.path, f.Name)
+		}
+		dec, err := leafDecoder(f.Type, leaf.Node.Type())
+		if err != nil {
+			return fmt.Errorf("data file %s: column %s: %w", w.path, f.Name, err)
+		}
+		bs.decs = append(bs.decs, dec)
+	}
+	w.bs = bs
+	return nil
+}
+
+// writeBatch writes rows [from, to) of b, whose columns are the file's leaf
+// columns in order.
+func (w *pqWriter) writeBatch(b *Batch, from, to int) error {
+	if len(b.Cols) != w.nLeaves {
+		return fmt.Errorf("write data file %s: batch has %d columns, file %d", w.path, len(b.Cols), w.nLeaves)
+	}
+	if to <= from {
+		return nil
+	}
+	// Rows written one by one are still buffered: they come first.
+	if err := w.flushBatch(); err != nil {
+		return err
+	}
+	cws := w.w.ColumnWriters()
+	for c := range b.Cols {
+		v := &b.Cols[c]
+		vals, size := appendPQValues(w.bs.vals[:0], v, from, to, c)
+		w.bs.vals = vals
+		w.buffered += size
+		if _, err := cws[c].WriteRowValues(vals); err != nil {
+			return fmt.Errorf("write data file %s: %w", w.path, err)
+		}
+		if err := w.colls[c].addVec(v, from, to, w.bs.decs[c]); err != nil {
+			return fmt.Errorf("write data file %s: %w", w.path, err)
+		}
+	}
+	clear(w.bs.vals)
+	w.rows += int64(to - from)
+	if w.buffered >= w.blockSize {
+		if err := w.w.Flush(); err != nil {
+			return fmt.Errorf("write data file %s: %w", w.path, err)
+		}
+		w.buffered = 0
+	}
+	return nil
+}
+
+// appendPQValues appends rows [from, to) of v as leveled Parquet values of
+// leaf column col and returns them with their estimated encoded size.
+func appendPQValues(out []parquet.Value, v *Vec, from, to, col int) ([]parquet.Value, int64) {
+	n := to - from
+	base := len(out)
+	out = slices.Grow(out, n)[:base+n]
+	dst := out[base:]
+	var size int64
+	switch v.Kind {
+	case parquet.Boolean:
+		for j, x := range v.Bool[from:to] {
+			dst[j] = parquet.BooleanValue(x)
+		}
+		size = int64(n)
+	case parquet.Int32:
+		for j, x := range v.I32[from:to] {
+			dst[j] = parquet.Int32Value(x)
+		}
+		size = 4 * int64(n)
+	case parquet.Int64:
+		for j, x := range v.I64[from:to] {
+			dst[j] = parquet.Int64Value(x)
+		}
+		size = 8 * int64(n)
+	case parquet.Int96:
+		for j, x := range v.I96[from:to] {
+			dst[j] = parquet.Int96Value(x)
+		}
+		size = 12 * int64(n)
+	case parquet.Float:
+		for j, x := range v.F32[from:to] {
+			dst[j] = parquet.FloatValue(x)
+		}
+		size = 4 * int64(n)
+	case parquet.Double:
+		for j, x := range v.F64[from:to] {
+			dst[j] = parquet.DoubleValue(x)
+		}
+		size = 8 * int64(n)
+	case parquet.ByteArray:
+		for j := range dst {
+			dst[j] = parquet.ByteArrayValue(v.BytesAt(from + j))
+		}
+		size = 4*int64(n) + int64(v.Offs[to]-v.Offs[from])
+	case parquet.FixedLenByteArray:
+		for j := range dst {
+			dst[j] = parquet.FixedLenByteArrayValue(v.BytesAt(from + j))
+		}
+		size = int64(v.Offs[to] - v.Offs[from])
+	}
+	if v.Null != nil {
+		// A null counts one byte, as valueSize has it.
+		width := map[parquet.Kind]int64{parquet.Boolean: 1, parquet.Int32: 4, parquet.Int64: 8, parquet.Int96: 12,
+			parquet.Float: 4, parquet.Double: 8, parquet.ByteArray: 4}[v.Kind]
+		for j, null := range v.Null[from:to] {
+			if null {
+				dst[j] = parquet.Value{}
+				size += 1 - width
+			} else {
+				dst[j].SetDefinitionLevel(1)
+			}
+		}
+	}
+	for j := range dst {
+		dst[j].SetColumnIndex(col)
+	}
+	return out, size
+}
+
+// addVec folds rows [from, to) of a flat column into the stats: the batch
+// minimum and maximum are found on the physical values, whose order is the
+// logical order for the kinds handled here, and only they are decoded.
+func (c *colCollector) addVec(v *Vec, from, to int, dec decodeFunc) error {
+	if v.Null != nil {
+		for _, n := range v.Null[from:to] {
+			if n {
+				c.nulls++
+			}
+		}
+	}
+	if c.noMinMax || c.mode.kind == "none" || c.mode.kind == "counts" {
+		return nil
+	}
+	lo, hi := -1, -1
+	valid := func(i int) bool { return v.Null == nil || !v.Null[i] }
+	switch v.Kind {
+	case parquet.Int32:
+		for i := from; i < to; i++ {
+			if !valid(i) {
+				continue
+			}
+			if lo < 0 || v.I32[i] < v.I32[lo] {
+				lo = i
+			}
+			if hi < 0 || v.I32[i] > v.I32[hi] {
+				hi = i
+			}
+		}
+	case parquet.Int64:
+		for i := from; i < to; i++ {
+			if !valid(i) {
+				continue
+			}
+			if lo < 0 || v.I64[i] < v.I64[lo] {
+				lo = i
+			}
+			if hi < 0 || v.I64[i] > v.I64[hi] {
+				hi = i
+			}
+		}
+	case parquet.Boolean:
+		for i := from; i < to; i++ {
+			if !valid(i) {
+				continue
+			}
+			if lo < 0 || (!v.Bool[i] && v.Bool[lo]) {
+				lo = i
+			}
+			if hi < 0 || (v.Bool[i] && !v.Bool[hi]) {
+				hi = i
+			}
+		}
+	case parquet.Float:
+		for i := from; i < to; i++ {
+			if !valid(i) {
+				continue
+			}
+			x := v.F32[i]
+			if x != x {
+				c.noMinMax = true
+				return nil
+			}
+			if lo < 0 || x < v.F32[lo] {
+				lo = i
+			}
+			if hi < 0 || x > v.F32[hi] {
+				hi = i
+			}
+		}
+	case parquet.Double:
+		for i := from; i < to; i++ {
+			if !valid(i) {
+				continue
+			}
+			x := v.F64[i]
+			if math.IsNaN(x) {
+				c.noMinMax = true
+				return nil
+			}
+			if lo < 0 || x < v.F64[lo] {
+				lo = i
+			}
+			if hi < 0 || x > v.F64[hi] {
+				hi = i
+			}
+		}
+	case parquet.ByteArray:
+		// VARCHAR, CHAR and BINARY order by unsigned bytes.
+		for i := from; i < to; i++ {
+			if !valid(i) {
+				continue
+			}
+			x := v.BytesAt(i)
+			if lo < 0 || bytes.Compare(x, v.BytesAt(lo)) < 0 {
+				lo = i
+			}
+			if hi < 0 || bytes.Compare(x, v.BytesAt(hi)) > 0 {
+				hi = i
+			}
+		}
+	default:
+		// Decimals in FIXED_LEN_BYTE_ARRAY and INT96 timestamps: per value.
+		for i := from; i < to; i++ {
+			if !valid(i) {
+				continue
+			}
+			x, err := dec(v.value(i))
+			if err != nil {
+				return err
+			}
+			c.add(x)
+		}
+		return nil
+	}
+	for _, i := range []int{lo, hi} {
+		if i < 0 {
+			continue
+		}
+		x, err := dec(v.value(i))
+		if err != nil {
+			return err
+		}
+		c.add(x)
+	}
+	return nil
+}
+
+// WriteBatch appends rows [from, to) of b, a batch of the file's KeyValue
+// layout (a KVCodec of the same schema), in key order.
+func (w *KeyValueWriter) WriteBatch(b *Batch, from, to int) error {
+	if to <= from {
+		return nil
+	}
+	if err := w.pq.initBatch(w.fields); err != nil {
+		return err
+	}
+	if err := w.pq.writeBatch(b, from, to); err != nil {
+		return err
+	}
+	s := &w.stats
+	key := func(i int) (table.Row, error) {
+		k := make(table.Row, w.nKey)
+		for j := range w.nKey {
+			col := &b.Cols[j]
+			if col.IsNull(i) {
+				return nil, fmt.Errorf("write data file %s: null key column %d", w.pq.path, j)
+			}
+			x, err := w.pq.bs.decs[j](col.value(i))
+			if err != nil {
+				return nil, err
+			}
+			k[j] = x
+		}
+		return k, nil
+	}
+	seqs := b.Cols[w.nKey].I64[from:to]
+	if s.RowCount == 0 {
+		k, err := key(from)
+		if err != nil {
+			return err
+		}
+		s.MinKey = k
+		s.MinSeq, s.MaxSeq = seqs[0], seqs[0]
+	}
+	last, err := key(to - 1)
+	if err != nil {
+		return err
+	}
+	w.lastKey = last
+	for _, q := range seqs {
+		s.MinSeq = min(s.MinSeq, q)
+		s.MaxSeq = max(s.MaxSeq, q)
+	}
+	for _, k := range b.Cols[w.nKey+1].I32[from:to] {
+		if !table.RowKind(k).IsAdd() {
+			s.DeleteRowCount++
+		}
+	}
+	s.RowCount += int64(to - from)
+	return nil
+}
