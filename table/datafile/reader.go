@@ -89,6 +89,7 @@ func openParquet(ctx context.Context, fio fileio.FileIO, path string, leaves int
 	if err != nil {
 		return nil, nil, fmt.Errorf("open data file %s: %w", path, err)
 	}
+	bufSize := readBufferSize(leaves)
 	if f.Size() <= wholeReadMax {
 		// Small files (every level-0 file of a streaming writer) are read
 		// with one request: the footer, column chunks and pages would
@@ -99,8 +100,10 @@ func openParquet(ctx context.Context, fio fileio.FileIO, path string, leaves int
 			return nil, nil, fmt.Errorf("read data file %s: %w", path, err)
 		}
 		f = mf
+		// Buffers over bytes in memory only add copies.
+		bufSize = 16 << 10
 	}
-	pf, err := safeOpen(f, readBufferSize(leaves))
+	pf, err := safeOpen(f, bufSize)
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("open data file %s: %w", path, err)
