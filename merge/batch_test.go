@@ -1,0 +1,389 @@
+package merge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"math/rand"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/datafile"
+)
+
+func atomic(t testing.TB, s string) table.DataType {
+	t.Helper()
+	dt, err := table.ParseAtomicType(s)
+	if err != nil {
+		t.Fatalf("parse %q: %v", s, err)
+	}
+	return dt
+}
+
+// sliceRun serves the records of one sorted run as batches of random small
+// sizes (sometimes empty), so the merge refills batches mid-key-group.
+type sliceRun struct {
+	codec  *datafile.KVCodec
+	recs   []table.KeyValue
+	rng    *rand.Rand
+	closed *int
+}
+
+func (s *sliceRun) Next(b *datafile.Batch, max int) error {
+	b.Reset()
+	if len(s.recs) == 0 {
+		return io.EOF
+	}
+	if s.rng.Intn(8) == 0 {
+		return nil // an empty batch is not the end
+	}
+	n := min(max, 1+s.rng.Intn(5), len(s.recs))
+	for _, kv := range s.recs[:n] {
+		if err := s.codec.Append(b, kv); err != nil {
+			return err
+		}
+	}
+	s.recs = s.recs[n:]
+	return nil
+}
+
+func (s *sliceRun) Close() error {
+	*s.closed++
+	return nil
+}
+
+// keyShape is a primary key: its columns and a generator of distinct keys.
+type keyShape struct {
+	name string
+	cols []string // "name TYPE"
+	gen  func(rng *rand.Rand) table.Row
+}
+
+func keyShapes() []keyShape {
+	strs := []string{"", "a", "ab", "b", "日本", "€", "ü", "z", "Z", "0"}
+	return []keyShape{
+		{"INT", []string{"k INT NOT NULL"}, func(rng *rand.Rand) table.Row {
+			return table.Row{int32(rng.Intn(60) - 30)}
+		}},
+		{"VARCHAR", []string{"k VARCHAR(10) NOT NULL"}, func(rng *rand.Rand) table.Row {
+			return table.Row{strs[rng.Intn(len(strs))] + strs[rng.Intn(len(strs))]}
+		}},
+		{"INT + STRING", []string{"k1 INT NOT NULL", "k2 STRING NOT NULL"}, func(rng *rand.Rand) table.Row {
+			return table.Row{int32(rng.Intn(5) - 2), strs[rng.Intn(len(strs))]}
+		}},
+		{"SMALLINT + BOOLEAN + DECIMAL(10,2) + TIMESTAMP(6) + BYTES + DATE",
+			[]string{"k1 SMALLINT NOT NULL", "k2 BOOLEAN NOT NULL", "k3 DECIMAL(10, 2) NOT NULL", "k4 TIMESTAMP(6) NOT NULL", "k5 BYTES NOT NULL", "k6 DATE NOT NULL"},
+			func(rng *rand.Rand) table.Row {
+				b := make([]byte, rng.Intn(3))
+				for i := range b {
+					b[i] = []byte{0, 0x7f, 0x80, 0xff}[rng.Intn(4)]
+				}
+				return table.Row{
+					int16(rng.Intn(3) - 1),
+					rng.Intn(2) == 0,
+					table.Decimal{Unscaled: big.NewInt(int64(rng.Intn(5)-2) * 1e9), Precision: 10, Scale: 2},
+					table.Timestamp{Millis: int64(rng.Intn(3) - 1), NanoOfMilli: int32(rng.Intn(2) * 1000)},
+					b,
+					int32(rng.Intn(2) - 1),
+				}
+			}},
+	}
+}
+
+// shapeRowType is the key columns followed by randomRowType's value columns
+// (v BIGINT, m INT, s STRING, ts INT), which the random configs refer to.
+func shapeRowType(t testing.TB, sh keyShape) (table.RowType, []string) {
+	var rt table.RowType
+	var names []string
+	for i, c := range sh.cols {
+		name, typ, _ := strings.Cut(c, " ")
+		rt = append(rt, table.DataField{ID: i, Name: name, Type: atomic(t, typ)})
+		names = append(names, name)
+	}
+	for _, f := range randomRowType[1:] {
+		f.ID = len(rt)
+		rt = append(rt, f)
+	}
+	return rt, names
+}
+
+func cloneKVs(kvs []table.KeyValue) []table.KeyValue {
+	out := make([]table.KeyValue, len(kvs))
+	for i, kv := range kvs {
+		out[i] = table.KeyValue{Key: slices.Clone(kv.Key), Seq: kv.Seq, Kind: kv.Kind, Value: slices.Clone(kv.Value)}
+	}
+	return out
+}
+
+func fmtKeyed(kvs []table.KeyValue) string {
+	parts := make([]string, len(kvs))
+	for i, kv := range kvs {
+		parts[i] = fmtVal([]any(kv.Key)) + "=" + fmtKV(kv)
+	}
+	return strings.Join(parts, " ")
+}
+
+// collectBatches drains a BatchReader, materializing every output row.
+func collectBatches(t *testing.T, codec *datafile.KVCodec, br *BatchReader, size int) ([]table.KeyValue, error) {
+	t.Helper()
+	var out []table.KeyValue
+	for {
+		b, err := br.Next()
+		if errors.Is(err, io.EOF) {
+			return out, br.Close()
+		}
+		if err != nil {
+			return out, errors.Join(err, br.Close())
+		}
+		if b.N < 1 || b.N > size {
+			t.Fatalf("output batch of %d rows for size %d", b.N, size)
+		}
+		for i := range b.N {
+			kv, err := codec.Record(b, i)
+			if err != nil {
+				t.Fatalf("output row %d: %v", i, err)
+			}
+			out = append(out, kv)
+		}
+	}
+}
+
+func TestBatchMergeMatchesRowMerge(t *testing.T) {
+	rng := rand.New(rand.NewSource(randomSeed(t)))
+	configs := randomConfigs()
+	configs = append(configs,
+		randomConfig{name: "first-row", options: map[string]string{"merge-engine": "first-row"}, retracts: true},
+		randomConfig{name: "aggregation without retractions", options: map[string]string{"merge-engine": "aggregation", "fields.v.aggregate-function": "sum", "fields.s.aggregate-function": "listagg"}},
+		randomConfig{name: "partial-update sequence groups", options: map[string]string{"merge-engine": "partial-update", "fields.ts.sequence-group": "v,m"}},
+	)
+	iterations := 12
+	if testing.Short() {
+		iterations = 4
+	}
+	firstRowErrors := 0
+	for _, sh := range keyShapes() {
+		rt, keyNames := shapeRowType(t, sh)
+		codec, err := datafile.NewKVCodec(datafile.Schema{Fields: rt, KeyNames: keyNames})
+		if err != nil {
+			t.Fatalf("%s: %v", sh.name, err)
+		}
+		keyTypes := make([]table.DataType, len(keyNames))
+		for i := range keyNames {
+			keyTypes[i] = rt[i].Type
+		}
+		if !BatchKeysSupported(keyTypes) {
+			t.Fatalf("%s: BatchKeysSupported = false", sh.name)
+		}
+		for _, cfg := range configs {
+			e, err := NewEngine(cfg.options, rt, keyNames)
+			if err != nil {
+				t.Fatalf("%s / %s: %v", sh.name, cfg.name, err)
+			}
+			for it := range iterations {
+				// Distinct keys in key order.
+				keySpace := 1 + rng.Intn(30)
+				var keys []table.Row
+				seen := map[string]bool{}
+				for range keySpace {
+					k := sh.gen(rng)
+					if s := fmtVal([]any(k)); !seen[s] {
+						seen[s] = true
+						keys = append(keys, k)
+					}
+				}
+				slices.SortFunc(keys, func(a, b table.Row) int { return table.CompareRows(keyTypes, a, b) })
+				numRuns := 1 + rng.Intn(6)
+				runs := make([][]table.KeyValue, numRuns)
+				for r := range runs {
+					for _, k := range keys {
+						if rng.Intn(3) == 0 {
+							continue
+						}
+						x := randomRecord(rng, 0, cfg.retracts)
+						value := append(slices.Clone(k), x.Value[1:]...)
+						runs[r] = append(runs[r], table.KeyValue{Key: slices.Clone(k), Seq: x.Seq, Kind: x.Kind, Value: value})
+					}
+				}
+				for _, dropDelete := range []bool{false, true} {
+					iters := make([]Iterator, numRuns)
+					for r, kvs := range runs {
+						kvs = cloneKVs(kvs)
+						a, b := splitPoints(rng, len(kvs))
+						iters[r] = Concat(FromSlice(kvs[:a]), FromSlice(kvs[a:b]), FromSlice(kvs[b:]))
+					}
+					want, wantErr := Collect(e.NewReader(context.Background(), iters, dropDelete))
+
+					closed := 0
+					bruns := make([]BatchRun, numRuns)
+					for r, kvs := range runs {
+						bruns[r] = &sliceRun{codec: codec, recs: cloneKVs(kvs), rng: rng, closed: &closed}
+					}
+					size := 1 + rng.Intn(7)
+					br, err := e.NewBatchReader(context.Background(), codec, bruns, dropDelete, size)
+					if err != nil {
+						t.Fatalf("%s / %s: NewBatchReader: %v", sh.name, cfg.name, err)
+					}
+					got, gotErr := collectBatches(t, codec, br, size)
+					if closed != numRuns {
+						t.Fatalf("%s / %s: %d of %d runs closed", sh.name, cfg.name, closed, numRuns)
+					}
+					where := fmt.Sprintf("%s / %s, iteration %d, dropDelete=%v, %d runs, batch size %d", sh.name, cfg.name, it, dropDelete, numRuns, size)
+					if wantErr != nil || gotErr != nil {
+						if errors.Is(wantErr, ErrFirstRowRetract) && errors.Is(gotErr, ErrFirstRowRetract) {
+							firstRowErrors++
+							continue
+						}
+						t.Fatalf("%s:\nrow path error   %v\nbatch path error %v", where, wantErr, gotErr)
+					}
+					if fmtKeyed(got) != fmtKeyed(want) {
+						t.Fatalf("%s:\nruns %v\nbatch %s\nrow   %s", where, runs, fmtKeyed(got), fmtKeyed(want))
+					}
+				}
+			}
+		}
+	}
+	if firstRowErrors == 0 {
+		t.Errorf("no random first-row merge met a retraction")
+	}
+}
+
+func TestBatchMergeFirstRowRetraction(t *testing.T) {
+	rt := schema("v", tString)
+	codec, err := datafile.NewKVCodec(datafile.Schema{Fields: rt, KeyNames: []string{"k"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runsOf := func() [][]table.KeyValue {
+		return [][]table.KeyValue{
+			{rec("+I", 1, 1, "a"), rec("+I", 2, 2, "b")},
+			{rec("-D", 3, 1, "a"), rec("-U", 4, 3, "c")},
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		options map[string]string
+		want    string // "" means ErrFirstRowRetract
+	}{
+		{"first-row fails on a retraction", map[string]string{"merge-engine": "first-row"}, ""},
+		{"first-row ignore-delete skips it", map[string]string{"merge-engine": "first-row", "ignore-delete": "true"}, "+I1(1,a) +I2(2,b) -U4(3,c)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, err := NewEngine(c.options, rt, []string{"k"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var iters []Iterator
+			var bruns []BatchRun
+			closed := 0
+			rng := rand.New(rand.NewSource(1))
+			for _, r := range runsOf() {
+				iters = append(iters, FromSlice(r))
+				bruns = append(bruns, &sliceRun{codec: codec, recs: r, rng: rng, closed: &closed})
+			}
+			rowOut, rowErr := Collect(e.NewReader(context.Background(), iters, false))
+			br, err := e.NewBatchReader(context.Background(), codec, bruns, false, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			batchOut, batchErr := collectBatches(t, codec, br, 2)
+			if c.want == "" {
+				if !errors.Is(rowErr, ErrFirstRowRetract) || !errors.Is(batchErr, ErrFirstRowRetract) {
+					t.Fatalf("row path: %v; batch path: %v; want ErrFirstRowRetract from both", rowErr, batchErr)
+				}
+				if !strings.Contains(batchErr.Error(), "merge key [1]") {
+					t.Errorf("batch error does not name the key: %v", batchErr)
+				}
+				return
+			}
+			if rowErr != nil || batchErr != nil {
+				t.Fatalf("row path: %v; batch path: %v", rowErr, batchErr)
+			}
+			if fmtKVs(rowOut) != c.want || fmtKVs(batchOut) != c.want {
+				t.Fatalf("row %s\nbatch %s\nwant %s", fmtKVs(rowOut), fmtKVs(batchOut), c.want)
+			}
+		})
+	}
+}
+
+func TestBatchKeysSupported(t *testing.T) {
+	cases := []struct {
+		types []string
+		want  bool
+	}{
+		{[]string{"BOOLEAN"}, true},
+		{[]string{"TINYINT"}, true},
+		{[]string{"SMALLINT"}, true},
+		{[]string{"INT NOT NULL"}, true},
+		{[]string{"BIGINT"}, true},
+		{[]string{"DATE"}, true},
+		{[]string{"TIME(0)"}, true},
+		{[]string{"CHAR(3)"}, true},
+		{[]string{"VARCHAR(20)"}, true},
+		{[]string{"STRING"}, true},
+		{[]string{"BINARY(4)"}, true},
+		{[]string{"BYTES"}, true},
+		{[]string{"DECIMAL(5, 2)"}, true},
+		{[]string{"DECIMAL(18, 4)"}, true},
+		{[]string{"TIMESTAMP(0)"}, true},
+		{[]string{"TIMESTAMP(3)"}, true},
+		{[]string{"TIMESTAMP(6)"}, true},
+		{[]string{"TIMESTAMP(3) WITH LOCAL TIME ZONE"}, true},
+		{[]string{"TIMESTAMP(6) WITH LOCAL TIME ZONE"}, true},
+		{[]string{"INT", "STRING", "BIGINT"}, true},
+		{nil, true},
+		{[]string{"FLOAT"}, false},
+		{[]string{"DOUBLE"}, false},
+		{[]string{"DECIMAL(19, 0)"}, false},
+		{[]string{"DECIMAL(20, 0)"}, false},
+		{[]string{"DECIMAL(38, 10)"}, false},
+		{[]string{"TIMESTAMP(7)"}, false},
+		{[]string{"TIMESTAMP(9)"}, false},
+		{[]string{"TIMESTAMP(9) WITH LOCAL TIME ZONE"}, false},
+		{[]string{"INT", "DOUBLE"}, false},
+		{[]string{"STRING", "TIMESTAMP(9)"}, false},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.types, ", "), func(t *testing.T) {
+			var types []table.DataType
+			for _, s := range c.types {
+				types = append(types, atomic(t, s))
+			}
+			if got := BatchKeysSupported(types); got != c.want {
+				t.Fatalf("BatchKeysSupported(%v) = %v, want %v", c.types, got, c.want)
+			}
+		})
+	}
+	t.Run("nested key type", func(t *testing.T) {
+		if BatchKeysSupported([]table.DataType{tIntList}) {
+			t.Fatal("ARRAY key accepted")
+		}
+	})
+}
+
+func TestNewBatchReaderRefusesRowPathCases(t *testing.T) {
+	rt := schema("v", tString)
+	codec, err := datafile.NewKVCodec(datafile.Schema{Fields: rt, KeyNames: []string{"k"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewEngine(nil, rt, []string{"k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		opts Options
+	}{
+		{"lookup", e.LookupOptions(false, false)},
+		{"no reducer", Options{KeyTypes: intKey, NoReducer: true}},
+		{"double key", Options{KeyTypes: []table.DataType{tDouble}}},
+	} {
+		if _, err := NewBatchReader(context.Background(), codec, nil, e.NewFunction(), c.opts, 4); err == nil {
+			t.Errorf("%s: accepted", c.name)
+		}
+	}
+}
