@@ -387,3 +387,47 @@ func TestNewBatchReaderRefusesRowPathCases(t *testing.T) {
 		}
 	}
 }
+
+func TestBatchMergeHonoursCancellation(t *testing.T) {
+	rt := schema("v", tString)
+	codec, err := datafile.NewKVCodec(datafile.Schema{Fields: rt, KeyNames: []string{"k"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewEngine(nil, rt, []string{"k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []table.KeyValue
+	for i := range 5000 {
+		recs = append(recs, rec("+I", int64(i), int32(i), "x"))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	closed := 0
+	br, err := e.NewBatchReader(ctx, codec, []BatchRun{&sliceRun{codec: codec, recs: recs, rng: rand.New(rand.NewSource(1)), closed: &closed}}, false, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for {
+		b, err := br.Next()
+		if err != nil {
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("after %d rows: %v, want context.Canceled", rows, err)
+			}
+			break
+		}
+		rows += b.N
+	}
+	if rows >= len(recs) {
+		t.Fatalf("cancelled merge emitted all %d rows", rows)
+	}
+	// The error sticks.
+	if _, err := br.Next(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("second Next: %v", err)
+	}
+	if err := br.Close(); err != nil || closed != 1 {
+		t.Fatalf("close: %v, %d runs closed", err, closed)
+	}
+}

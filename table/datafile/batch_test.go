@@ -1,11 +1,14 @@
 package datafile
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -16,6 +19,8 @@ import (
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // batchTestSchema is every flat type of allTypesSchema plus three columns
@@ -303,7 +308,8 @@ func readKVBatches(t *testing.T, r *rand.Rand, path string, fileSchema, readSche
 		for i := range b.N {
 			kv, err := codec.Record(b, i)
 			if err != nil {
-				return nil, fmt.Errorf("record %d: %w", len(out), err)
+				// Record has no file to name: the caller adds it.
+				return nil, fmt.Errorf("data file %s record %d: %w", path, len(out), err)
 			}
 			out = append(out, kv)
 		}
@@ -856,4 +862,184 @@ func TestKVCodecAndAppendTake(t *testing.T) {
 			t.Error("row kind 9 accepted")
 		}
 	})
+}
+
+// pageSpan is one page of a file: its header and body positions.
+type pageSpan struct {
+	headerAt, bodyAt, bodyLen int
+	header                    format.PageHeader
+}
+
+// filePages lists every page of every column chunk of a Parquet file.
+func filePages(t *testing.T, data []byte) []pageSpan {
+	t.Helper()
+	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []pageSpan
+	for _, rg := range pf.Metadata().RowGroups {
+		for _, cc := range rg.Columns {
+			md := cc.MetaData
+			at := md.DataPageOffset
+			if md.DictionaryPageOffset > 0 && md.DictionaryPageOffset < at {
+				at = md.DictionaryPageOffset
+			}
+			end := at + md.TotalCompressedSize
+			for at < end {
+				var h format.PageHeader
+				proto := &thrift.CompactProtocol{}
+				if err := thrift.NewDecoder(proto.NewReader(bytes.NewReader(data[at:end]))).Decode(&h); err != nil {
+					t.Fatalf("page header at %d: %v", at, err)
+				}
+				enc, err := thrift.Marshal(&thrift.CompactProtocol{}, &h)
+				if err != nil || !bytes.Equal(enc, data[at:int(at)+len(enc)]) {
+					t.Fatalf("page header at %d does not re-encode to its bytes (%v)", at, err)
+				}
+				body := int(at) + len(enc)
+				out = append(out, pageSpan{headerAt: int(at), bodyAt: body, bodyLen: int(h.CompressedPageSize), header: h})
+				at = int64(body) + int64(h.CompressedPageSize)
+			}
+		}
+	}
+	return out
+}
+
+// TestBatchReaderGarbageWithValidChecksums corrupts page bodies and then
+// fixes their CRC, so the garbage reaches the decoders: the batch reader
+// must fail with an error naming the file or, when the garbage still
+// decodes, return exactly what the row reader returns.
+func TestBatchReaderGarbageWithValidChecksums(t *testing.T) {
+	s := Schema{Fields: table.RowType{
+		{ID: 0, Name: "k", Type: mustType(t, "BIGINT NOT NULL")},
+		{ID: 1, Name: "s", Type: mustType(t, "STRING")},
+		{ID: 2, Name: "n", Type: mustType(t, "INT")},
+		{ID: 3, Name: "b", Type: mustType(t, "BOOLEAN")},
+		{ID: 4, Name: "dec", Type: mustType(t, "DECIMAL(20, 2)")},
+		{ID: 5, Name: "ts", Type: mustType(t, "TIMESTAMP(9)")},
+	}, KeyNames: []string{"k"}}
+	codec, err := NewKVCodec(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []table.KeyValue
+	for i := range 600 {
+		v := table.Row{int64(i), fmt.Sprintf("w%d", i%7), int32(i * 3), i%3 == 0,
+			table.Decimal{Unscaled: big.NewInt(int64(i) * 101), Precision: 20, Scale: 2}, table.Timestamp{Millis: int64(i), NanoOfMilli: int32(i)}}
+		if i%4 == 0 {
+			v[1], v[2], v[3], v[4], v[5] = nil, nil, nil, nil, nil
+		}
+		recs = append(recs, table.KeyValue{Key: table.Row{int64(i)}, Seq: int64(i), Kind: table.RowKind(i % 4), Value: v})
+	}
+	dir := t.TempDir()
+	good := filepath.Join(dir, "data-good-0.parquet")
+	writeKVRows(t, good, s, map[string]string{"file.compression": "none", "parquet.page.size": "512b"}, recs)
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := filePages(t, data)
+	r := rand.New(rand.NewPCG(31, 32))
+	ctx := context.Background()
+	var nErr, nSame, nRecovered, nRowOnly, nBatchOnly int
+	for trial := range 100 {
+		p := pages[r.IntN(len(pages))]
+		if p.bodyLen == 0 {
+			continue
+		}
+		mut := slices.Clone(data)
+		body := mut[p.bodyAt : p.bodyAt+p.bodyLen]
+		for range 1 + r.IntN(3) {
+			body[r.IntN(len(body))] ^= byte(1 + r.IntN(255))
+		}
+		h := p.header
+		h.CRC = int32(crc32.ChecksumIEEE(body))
+		enc, err := thrift.Marshal(&thrift.CompactProtocol{}, &h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(enc) != p.bodyAt-p.headerAt {
+			continue // the new CRC encodes to another length: try another
+		}
+		copy(mut[p.headerAt:], enc)
+		path := filepath.Join(dir, fmt.Sprintf("data-garbage-%d.parquet", trial))
+		if err := os.WriteFile(path, mut, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var batchKVs []table.KeyValue
+		var batchErr error
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Fatalf("trial %d: panic: %v", trial, p)
+				}
+			}()
+			batchKVs, batchErr = readKVBatches(t, r, path, s, s, codec)
+		}()
+		rowKVs, rowErr := func() (out []table.KeyValue, err error) {
+			rr, err := OpenKeyValue(ctx, fileio.NewLocal(), path, s, s)
+			if err != nil {
+				return nil, err
+			}
+			defer rr.Close()
+			for {
+				kv, err := rr.Next()
+				if errors.Is(err, io.EOF) {
+					return out, nil
+				}
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, kv)
+			}
+		}()
+		switch {
+		case batchErr != nil:
+			nErr++
+			if !strings.Contains(batchErr.Error(), path) {
+				t.Fatalf("trial %d: error does not name the file: %v", trial, batchErr)
+			}
+			if strings.Contains(batchErr.Error(), "corrupt Parquet data") {
+				nRecovered++
+				t.Logf("trial %d: recovered: %v", trial, batchErr)
+			}
+			if rowErr == nil {
+				nBatchOnly++
+				t.Logf("trial %d (page of %d bytes at %d, %s): batch path fails, row path reads: %v", trial, p.bodyLen, p.bodyAt, p.header.Type, batchErr)
+			}
+		case rowErr != nil:
+			nRowOnly++
+			t.Logf("trial %d (page of %d bytes at %d, %s): row path fails (%v), batch path reads %d records", trial, p.bodyLen, p.bodyAt, p.header.Type, rowErr, len(batchKVs))
+		default:
+			nSame++
+			requireSameKVs(t, fmt.Sprintf("trial %d: batch vs row reader", trial), batchKVs, rowKVs)
+		}
+	}
+	t.Logf("%d pages; %d batch errors (%d from a recovered panic), %d read alike, %d batch-only errors, %d row-only errors",
+		len(pages), nErr, nRecovered, nSame, nBatchOnly, nRowOnly)
+	if nErr == 0 {
+		t.Fatal("no corruption was detected")
+	}
+}
+
+func TestBatchReaderHonoursCancellation(t *testing.T) {
+	s := batchTestSchema(t)
+	r := rand.New(rand.NewPCG(41, 42))
+	recs := batchTestRecords(t, r, s, 300)
+	path := filepath.Join(t.TempDir(), "data-cancel-0.parquet")
+	writeKVRows(t, path, s, nil, recs)
+	codec, err := NewKVCodec(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	br, err := OpenKeyValueBatches(ctx, fileio.NewLocal(), path, s, s, codec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	cancel()
+	if err := br.Next(codec.NewBatch(), 100); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Next after cancel: %v", err)
+	}
 }
