@@ -215,6 +215,13 @@ func deref(p *int64) any {
 // writeKVRows writes recs with KeyValueWriter.Write.
 func writeKVRows(t *testing.T, path string, s Schema, opts map[string]string, recs []table.KeyValue) *FileStats {
 	t.Helper()
+	st, _ := writeKVRowsEstimated(t, path, s, opts, recs)
+	return st
+}
+
+// writeKVRowsEstimated also returns EstimatedSize before Close.
+func writeKVRowsEstimated(t *testing.T, path string, s Schema, opts map[string]string, recs []table.KeyValue) (*FileStats, int64) {
+	t.Helper()
 	w, err := NewKeyValueWriter(context.Background(), fileio.NewLocal(), path, s, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -224,17 +231,25 @@ func writeKVRows(t *testing.T, path string, s Schema, opts map[string]string, re
 			t.Fatal(err)
 		}
 	}
+	est := w.EstimatedSize()
 	st, err := w.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return st
+	return st, est
 }
 
 // writeKVBatches writes recs with WriteBatch: chunks of random size built
 // with KVCodec.Append, each written in one or two row ranges. With
 // mixRows, some chunks go through Write instead.
 func writeKVBatches(t *testing.T, r *rand.Rand, path string, s Schema, opts map[string]string, recs []table.KeyValue, mixRows bool) *FileStats {
+	t.Helper()
+	st, _ := writeKVBatchesEstimated(t, r, path, s, opts, recs, mixRows)
+	return st
+}
+
+// writeKVBatchesEstimated also returns EstimatedSize before Close.
+func writeKVBatchesEstimated(t *testing.T, r *rand.Rand, path string, s Schema, opts map[string]string, recs []table.KeyValue, mixRows bool) (*FileStats, int64) {
 	t.Helper()
 	codec, err := NewKVCodec(s)
 	if err != nil {
@@ -274,11 +289,12 @@ func writeKVBatches(t *testing.T, r *rand.Rand, path string, s Schema, opts map[
 		}
 		i += n
 	}
+	est := w.EstimatedSize()
 	st, err := w.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return st
+	return st, est
 }
 
 // readKVBatches reads a whole file through the batch path with batches of
@@ -378,13 +394,21 @@ func TestBatchWriteMatchesRowWrite(t *testing.T) {
 		// Several row groups (the dictionaries restart in each).
 		{"small pages, several row groups", map[string]string{"parquet.page.size": "1 kb", "parquet.block.size": "256 kb"}, false},
 		{"full stats, no compression", map[string]string{"metadata.stats-mode": "full", "file.compression": "none", "parquet.page.size": "4 kb"}, false},
+		{"counts mode with per-column overrides", map[string]string{"metadata.stats-mode": "counts", "fields.dict.stats-mode": "full",
+			"fields.cn0.stats-mode": "truncate(2)", "fields.cf0.stats-mode": "none", "fields.cg0.stats-mode": "full", "parquet.page.size": "2 kb"}, false},
+		{"keep first columns", map[string]string{"metadata.stats-keep-first-n-columns": "6", "fields.big.stats-mode": "truncate(3)", "parquet.page.size": "2 kb"}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rowPath := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+"-rows.parquet")
-			rowStats := writeKVRows(t, rowPath, s, c.opts, recs)
+			rowStats, rowEst := writeKVRowsEstimated(t, rowPath, s, c.opts, recs)
 			for _, mixed := range []bool{false, true} {
 				batchPath := filepath.Join(dir, fmt.Sprintf("%s-batches-%v.parquet", strings.ReplaceAll(c.name, " ", "_"), mixed))
-				batchStats := writeKVBatches(t, r, batchPath, s, c.opts, recs, mixed)
+				batchStats, batchEst := writeKVBatchesEstimated(t, r, batchPath, s, c.opts, recs, mixed)
+				// File rolling uses the estimate: the paths may cut row
+				// groups at other rows, but must estimate alike.
+				if d := float64(batchEst-rowEst) / float64(rowEst); d > 0.05 || d < -0.05 {
+					t.Errorf("mixed=%v: EstimatedSize %d on the batch path, %d on the row path", mixed, batchEst, rowEst)
+				}
 				if err := statsEqual(rowStats, batchStats); err != nil {
 					t.Fatalf("mixed=%v: stats of the batch-written file differ from the row-written one: %v", mixed, err)
 				}
