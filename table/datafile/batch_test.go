@@ -19,6 +19,7 @@ import (
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 )
@@ -1065,5 +1066,164 @@ func TestBatchReaderHonoursCancellation(t *testing.T) {
 	cancel()
 	if err := br.Next(codec.NewBatch(), 100); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Next after cancel: %v", err)
+	}
+}
+
+// writeForeignKV writes recs in the KeyValue layout of s with parquet-go
+// directly, every leaf given the encoding enc picks for its physical kind:
+// the encodings other writers use (parquet-mr dictionary-encodes every
+// type, v2 writers use DELTA_* and BYTE_STREAM_SPLIT), which compactd's own
+// writer never produces.
+func writeForeignKV(t *testing.T, path string, s Schema, recs []table.KeyValue, pageVersion int, enc func(parquet.Kind) encoding.Encoding) {
+	t.Helper()
+	fields, err := s.KeyValueFields()
+	if err != nil {
+		t.Fatal(err)
+	}
+	group := parquet.Group{}
+	encs := make([]encodeFunc, len(fields))
+	for i, f := range fields {
+		leaf, err := parquetLeaf(f.Type)
+		if err != nil || leaf == nil {
+			t.Fatalf("column %s: %v", f.Name, err)
+		}
+		if e := enc(leaf.Type().Kind()); e != nil {
+			leaf = parquet.Encoded(leaf, e)
+		}
+		if f.Type.Nullable {
+			leaf = parquet.Optional(leaf)
+		} else {
+			leaf = parquet.Required(leaf)
+		}
+		group[f.Name] = leaf
+		if encs[i], err = leafEncoder(f.Type); err != nil {
+			t.Fatal(err)
+		}
+	}
+	schema := parquet.NewSchema("foreign", group)
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	w := parquet.NewWriter(out, schema, parquet.DataPageVersion(pageVersion), parquet.PageBufferSize(700),
+		parquet.Compression(&parquet.Snappy), parquet.MaxRowsPerRowGroup(1100))
+	cols := make([]int, len(fields))
+	for i, f := range fields {
+		leaf, ok := schema.Lookup(f.Name)
+		if !ok {
+			t.Fatalf("column %s not in the written schema", f.Name)
+		}
+		cols[i] = leaf.ColumnIndex
+	}
+	for _, kv := range recs {
+		flat := append(append(slices.Clone(kv.Key), kv.Seq, int8(kv.Kind)), kv.Value...)
+		row := make(parquet.Row, len(fields))
+		for i, v := range flat {
+			col := cols[i]
+			if v == nil {
+				row[col] = parquet.NullValue().Level(0, 0, col)
+				continue
+			}
+			pv, err := encs[i](v)
+			if err != nil {
+				t.Fatalf("column %s: %v", fields[i].Name, err)
+			}
+			def := 0
+			if fields[i].Type.Nullable {
+				def = 1
+			}
+			row[col] = pv.Level(0, def, col)
+		}
+		if _, err := w.WriteRows([]parquet.Row{row}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBatchReaderForeignEncodings(t *testing.T) {
+	s := batchTestSchema(t)
+	r := rand.New(rand.NewPCG(51, 52))
+	recs := batchTestRecords(t, r, s, 2500)
+	// The big column is not what this test is about; keep the files small.
+	bi := s.Fields.Index("big")
+	for i := range recs {
+		if b, ok := recs[i].Value[bi].([]byte); ok {
+			recs[i].Value[bi] = b[:len(b)%9]
+		}
+	}
+	codec, err := NewKVCodec(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dict := func(k parquet.Kind) encoding.Encoding {
+		if k == parquet.Boolean {
+			return &parquet.Plain
+		}
+		return &parquet.RLEDictionary
+	}
+	delta := func(k parquet.Kind) encoding.Encoding {
+		switch k {
+		case parquet.Int32, parquet.Int64:
+			return &parquet.DeltaBinaryPacked
+		case parquet.ByteArray:
+			return &parquet.DeltaLengthByteArray
+		case parquet.FixedLenByteArray:
+			return &parquet.DeltaByteArray
+		case parquet.Float, parquet.Double:
+			return &parquet.ByteStreamSplit
+		case parquet.Boolean:
+			return &parquet.RLE
+		}
+		return &parquet.Plain
+	}
+	delta2 := func(k parquet.Kind) encoding.Encoding {
+		switch k {
+		case parquet.ByteArray:
+			return &parquet.DeltaByteArray
+		case parquet.FixedLenByteArray:
+			return &parquet.ByteStreamSplit
+		}
+		return &parquet.Plain
+	}
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		enc  func(parquet.Kind) encoding.Encoding
+		want format.Encoding // must occur in the file
+	}{{"dictionary", dict, format.RLEDictionary}, {"delta", delta, format.DeltaBinaryPacked}, {"delta byte array and byte stream split", delta2, format.DeltaByteArray}} {
+		for _, v := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s, data page v%d", c.name, v), func(t *testing.T) {
+				path := filepath.Join(dir, fmt.Sprintf("data-%s-v%d-0.parquet", strings.ReplaceAll(c.name, " ", "_"), v))
+				writeForeignKV(t, path, s, recs, v, c.enc)
+				data, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				found := false
+				for _, rg := range pf.Metadata().RowGroups {
+					for _, cc := range rg.Columns {
+						found = found || slices.Contains(cc.MetaData.Encoding, c.want)
+					}
+				}
+				if !found || len(pf.RowGroups()) < 2 {
+					t.Fatalf("file has %d row groups, encoding %s used: %v", len(pf.RowGroups()), c.want, found)
+				}
+				rows := readAllKV(t, path, s, s)
+				requireSameKVs(t, "row reader", rows, recs)
+				got, err := readKVBatches(t, r, path, s, s, codec)
+				if err != nil {
+					t.Fatalf("batch reader: %v", err)
+				}
+				requireSameKVs(t, "batch reader", got, recs)
+			})
+		}
 	}
 }
