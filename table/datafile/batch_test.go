@@ -1227,3 +1227,150 @@ func TestBatchReaderForeignEncodings(t *testing.T) {
 		}
 	}
 }
+
+func TestBatchPathEdges(t *testing.T) {
+	s := Schema{Fields: table.RowType{
+		{ID: 0, Name: "k", Type: mustType(t, "INT NOT NULL")},
+		{ID: 1, Name: "v", Type: mustType(t, "STRING")},
+	}, KeyNames: []string{"k"}}
+	codec, err := NewKVCodec(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(61, 62))
+
+	t.Run("empty file", func(t *testing.T) {
+		rowPath := filepath.Join(dir, "data-empty-rows.parquet")
+		rowStats := writeKVRows(t, rowPath, s, nil, nil)
+		batchPath := filepath.Join(dir, "data-empty-batches.parquet")
+		w, err := NewKeyValueWriter(ctx, fileio.NewLocal(), batchPath, s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteBatch(codec.NewBatch(), 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		batchStats, err := w.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := statsEqual(rowStats, batchStats); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{rowPath, batchPath} {
+			got, err := readKVBatches(t, r, p, s, s, codec)
+			if err != nil || len(got) != 0 {
+				t.Fatalf("%s: %d records, %v", p, len(got), err)
+			}
+		}
+	})
+
+	t.Run("batch of another layout is refused", func(t *testing.T) {
+		other, err := NewKVCodec(Schema{Fields: table.RowType{
+			{ID: 0, Name: "k", Type: mustType(t, "INT NOT NULL")},
+			{ID: 1, Name: "v", Type: mustType(t, "STRING")},
+			{ID: 2, Name: "w", Type: mustType(t, "STRING")},
+		}, KeyNames: []string{"k"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := other.NewBatch()
+		if err := other.Append(b, table.KeyValue{Key: table.Row{int32(1)}, Value: table.Row{int32(1), "a", "b"}}); err != nil {
+			t.Fatal(err)
+		}
+		w, err := NewKeyValueWriter(ctx, fileio.NewLocal(), filepath.Join(dir, "data-other-0.parquet"), s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Abort()
+		if err := w.WriteBatch(b, 0, 1); err == nil {
+			t.Fatal("batch with an extra column accepted")
+		}
+	})
+
+	t.Run("nested writer refuses batches", func(t *testing.T) {
+		ns := Schema{Fields: table.RowType{
+			{ID: 0, Name: "k", Type: mustType(t, "INT NOT NULL")},
+			{ID: 1, Name: "arr", Type: table.DataType{Root: table.TypeArray, Nullable: true, Element: ptr(mustType(t, "INT"))}},
+		}, KeyNames: []string{"k"}}
+		w, err := NewKeyValueWriter(ctx, fileio.NewLocal(), filepath.Join(dir, "data-nested-w.parquet"), ns, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Abort()
+		b := codec.NewBatch()
+		if err := codec.Append(b, table.KeyValue{Key: table.Row{int32(1)}, Value: table.Row{int32(1), "a"}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteBatch(b, 0, 1); err == nil {
+			t.Fatal("batch written into a file with nested columns")
+		}
+	})
+
+	t.Run("thin-mode file takes the row path", func(t *testing.T) {
+		thin := table.RowType{
+			{ID: SequenceNumberID, Name: SequenceNumberName, Type: mustType(t, "BIGINT NOT NULL")},
+			{ID: ValueKindID, Name: ValueKindName, Type: mustType(t, "TINYINT NOT NULL")},
+			s.Fields[0], s.Fields[1],
+		}
+		path := filepath.Join(dir, "data-thin-0.parquet")
+		w, err := NewRowWriter(ctx, fileio.NewLocal(), path, thin, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(table.Row{int64(1), int8(0), int32(1), "v"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		br, err := OpenKeyValueBatches(ctx, fileio.NewLocal(), path, s, s, codec)
+		if err == nil {
+			br.Close()
+		}
+		if !errors.Is(err, ErrNoBatchPath) {
+			t.Fatalf("err = %v, want ErrNoBatchPath", err)
+		}
+	})
+
+	t.Run("one row per batch across pages", func(t *testing.T) {
+		var recs []table.KeyValue
+		for i := range 700 {
+			var v any = strings.Repeat("é", i%13)
+			if i%3 == 0 {
+				v = nil
+			}
+			recs = append(recs, table.KeyValue{Key: table.Row{int32(i)}, Seq: int64(i), Kind: table.RowKind(i % 4), Value: table.Row{int32(i), v}})
+		}
+		path := filepath.Join(dir, "data-ones-0.parquet")
+		writeKVRows(t, path, s, map[string]string{"parquet.page.size": "256b"}, recs)
+		br, err := OpenKeyValueBatches(ctx, fileio.NewLocal(), path, s, s, codec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer br.Close()
+		b := codec.NewBatch()
+		var got []table.KeyValue
+		for {
+			err := br.Next(b, 1)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			kv, err := codec.Record(b, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, kv)
+		}
+		requireSameKVs(t, "one row at a time", got, recs)
+		// EOF is sticky.
+		if err := br.Next(b, 5); !errors.Is(err, io.EOF) || b.N != 0 {
+			t.Fatalf("after EOF: %v, %d rows", err, b.N)
+		}
+	})
+}
