@@ -7,10 +7,12 @@ import (
 	"io"
 	"math/big"
 	"math/rand"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
 )
@@ -430,4 +432,242 @@ func TestBatchMergeHonoursCancellation(t *testing.T) {
 	if err := br.Close(); err != nil || closed != 1 {
 		t.Fatalf("close: %v, %d runs closed", err, closed)
 	}
+}
+
+// failingRun serves its records, then fails.
+type failingRun struct {
+	sliceRun
+	err error
+}
+
+func (f *failingRun) Next(b *datafile.Batch, max int) error {
+	if len(f.recs) == 0 {
+		b.Reset()
+		return f.err
+	}
+	return f.sliceRun.Next(b, max)
+}
+
+func TestBatchMergeRunErrorSurfaces(t *testing.T) {
+	rt := schema("v", tString)
+	codec, err := datafile.NewKVCodec(datafile.Schema{Fields: rt, KeyNames: []string{"k"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewEngine(nil, rt, []string{"k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("disk on fire")
+	rng := rand.New(rand.NewSource(2))
+	closed := 0
+	var good, bad []table.KeyValue
+	for i := range 40 {
+		good = append(good, rec("+I", int64(i), int32(i), "g"))
+		if i < 10 {
+			bad = append(bad, rec("+I", int64(100+i), int32(2*i), "b"))
+		}
+	}
+	runs := []BatchRun{
+		&sliceRun{codec: codec, recs: good, rng: rng, closed: &closed},
+		&failingRun{sliceRun: sliceRun{codec: codec, recs: bad, rng: rng, closed: &closed}, err: boom},
+	}
+	br, err := e.NewBatchReader(context.Background(), codec, runs, false, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = collectBatches(t, codec, br, 3)
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "sorted run 1") {
+		t.Fatalf("err = %v, want the run's error naming run 1", err)
+	}
+	if closed != 2 {
+		t.Fatalf("%d runs closed", closed)
+	}
+}
+
+// TestBatchCompactionOfFilesMatchesRowCompaction runs the whole data path
+// of a compaction both ways over real files: sorted runs written as
+// Parquet, merged through OpenKeyValue + Reader + Write, and through
+// OpenKeyValueBatches + BatchReader + WriteBatch. The outputs must hold the
+// same records and the same statistics.
+func TestBatchCompactionOfFilesMatchesRowCompaction(t *testing.T) {
+	rng := rand.New(rand.NewSource(randomSeed(t)))
+	dir := t.TempDir()
+	ctx := context.Background()
+	fio := fileio.NewLocal()
+	opts := map[string]string{"parquet.page.size": "1 kb"}
+	configs := append(randomConfigs(),
+		randomConfig{name: "first-row", options: map[string]string{"merge-engine": "first-row"}, retracts: false})
+	shapes := keyShapes()
+	file := 0
+	for _, sh := range []keyShape{shapes[2], shapes[3]} {
+		rt, keyNames := shapeRowType(t, sh)
+		s := datafile.Schema{Fields: rt, KeyNames: keyNames}
+		codec, err := datafile.NewKVCodec(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keyTypes := make([]table.DataType, len(keyNames))
+		for i := range keyNames {
+			keyTypes[i] = rt[i].Type
+		}
+		for _, cfg := range configs {
+			e, err := NewEngine(cfg.options, rt, keyNames)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keys []table.Row
+			seen := map[string]bool{}
+			for range 400 {
+				k := sh.gen(rng)
+				if s := fmtVal([]any(k)); !seen[s] {
+					seen[s] = true
+					keys = append(keys, k)
+				}
+			}
+			slices.SortFunc(keys, func(a, b table.Row) int { return table.CompareRows(keyTypes, a, b) })
+			var paths []string
+			for range 2 + rng.Intn(3) {
+				file++
+				path := filepath.Join(dir, fmt.Sprintf("data-run-%d.parquet", file))
+				w, err := datafile.NewKeyValueWriter(ctx, fio, path, s, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, k := range keys {
+					if rng.Intn(3) == 0 {
+						continue
+					}
+					x := randomRecord(rng, 0, cfg.retracts)
+					if err := w.Write(table.KeyValue{Key: k, Seq: x.Seq, Kind: x.Kind, Value: append(slices.Clone(k), x.Value[1:]...)}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if _, err := w.Close(); err != nil {
+					t.Fatal(err)
+				}
+				paths = append(paths, path)
+			}
+			for _, dropDelete := range []bool{false, true} {
+				where := fmt.Sprintf("%s / %s, dropDelete=%v, %d runs", sh.name, cfg.name, dropDelete, len(paths))
+				// Row path.
+				var iters []Iterator
+				for _, p := range paths {
+					r, err := datafile.OpenKeyValue(ctx, fio, p, s, s)
+					if err != nil {
+						t.Fatal(err)
+					}
+					iters = append(iters, r)
+				}
+				file++
+				rowOut := filepath.Join(dir, fmt.Sprintf("data-out-%d.parquet", file))
+				w, err := datafile.NewKeyValueWriter(ctx, fio, rowOut, s, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				merged := e.NewReader(ctx, iters, dropDelete)
+				for {
+					kv, err := merged.Next()
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					if err != nil {
+						t.Fatalf("%s: row merge: %v", where, err)
+					}
+					if err := w.Write(kv); err != nil {
+						t.Fatal(err)
+					}
+				}
+				merged.Close()
+				rowStats, err := w.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Batch path: the file readers are the runs.
+				var runs []BatchRun
+				for _, p := range paths {
+					r, err := datafile.OpenKeyValueBatches(ctx, fio, p, s, s, codec)
+					if err != nil {
+						t.Fatalf("%s: %v", where, err)
+					}
+					runs = append(runs, r)
+				}
+				file++
+				batchOut := filepath.Join(dir, fmt.Sprintf("data-out-%d.parquet", file))
+				w, err = datafile.NewKeyValueWriter(ctx, fio, batchOut, s, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				br, err := e.NewBatchReader(ctx, codec, runs, dropDelete, 1+rng.Intn(300))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for {
+					b, err := br.Next()
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					if err != nil {
+						t.Fatalf("%s: batch merge: %v", where, err)
+					}
+					if err := w.WriteBatch(b, 0, b.N); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := br.Close(); err != nil {
+					t.Fatal(err)
+				}
+				batchStats, err := w.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rowStats.RowCount == 0 {
+					t.Fatalf("%s: empty output", where)
+				}
+				rs, bs := *rowStats, *batchStats
+				rs.Path, rs.FileSize, bs.Path, bs.FileSize = "", 0, "", 0
+				if a, b := fmt.Sprintf("%+v", statsView(rs)), fmt.Sprintf("%+v", statsView(bs)); a != b {
+					t.Fatalf("%s: stats differ\nrow   %s\nbatch %s", where, a, b)
+				}
+				rowRecs := readFile(t, rowOut, s)
+				batchRecs := readFile(t, batchOut, s)
+				if fmtKeyed(rowRecs) != fmtKeyed(batchRecs) {
+					t.Fatalf("%s: outputs differ\nrow   %s\nbatch %s", where, fmtKeyed(rowRecs), fmtKeyed(batchRecs))
+				}
+			}
+		}
+	}
+}
+
+// statsView prints FileStats with values through fmtVal (decimals by value,
+// null counts dereferenced).
+func statsView(s datafile.FileStats) string {
+	row := func(r table.Row) string { return fmtVal([]any(r)) }
+	counts := func(n []*int64) string {
+		parts := make([]string, len(n))
+		for i, p := range n {
+			parts[i] = "null"
+			if p != nil {
+				parts[i] = fmt.Sprint(*p)
+			}
+		}
+		return strings.Join(parts, ",")
+	}
+	return fmt.Sprintf("rows=%d keys=%s..%s seq=%d..%d deletes=%d keystats=%s/%s/%s valuestats=%s/%s/%s cols=%v",
+		s.RowCount, row(s.MinKey), row(s.MaxKey), s.MinSeq, s.MaxSeq, s.DeleteRowCount,
+		row(s.KeyStats.Min), row(s.KeyStats.Max), counts(s.KeyStats.NullCounts),
+		row(s.ValueStats.Min), row(s.ValueStats.Max), counts(s.ValueStats.NullCounts), s.ValueStatsCols)
+}
+
+func readFile(t *testing.T, path string, s datafile.Schema) []table.KeyValue {
+	t.Helper()
+	r, err := datafile.OpenKeyValue(context.Background(), fileio.NewLocal(), path, s, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Collect(r)
+	if err != nil {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	return out
 }
