@@ -162,9 +162,9 @@ func TestBatchMergeMatchesRowMerge(t *testing.T) {
 		randomConfig{name: "aggregation without retractions", options: map[string]string{"merge-engine": "aggregation", "fields.v.aggregate-function": "sum", "fields.s.aggregate-function": "listagg"}},
 		randomConfig{name: "partial-update sequence groups", options: map[string]string{"merge-engine": "partial-update", "fields.ts.sequence-group": "v,m"}},
 	)
-	iterations := 12
+	iterations := 40
 	if testing.Short() {
-		iterations = 4
+		iterations = 8
 	}
 	firstRowErrors := 0
 	for _, sh := range keyShapes() {
