@@ -218,6 +218,9 @@ type KVCodec struct {
 	nKey, nVal int
 	kinds      []parquet.Kind
 	optional   []bool
+	// narrow is 8 for TINYINT and 16 for SMALLINT columns (stored as
+	// INT32), 0 otherwise.
+	narrow []int
 	dec        []decodeFunc
 	enc        []encodeFunc
 }
@@ -253,6 +256,14 @@ func NewKVCodec(schema Schema) (*KVCodec, error) {
 			return nil, fmt.Errorf("column %s: %w", f.Name, err)
 		}
 		c.kinds = append(c.kinds, typ.Kind())
+		switch f.Type.Root {
+		case table.TypeTinyInt:
+			c.narrow = append(c.narrow, 8)
+		case table.TypeSmallInt:
+			c.narrow = append(c.narrow, 16)
+		default:
+			c.narrow = append(c.narrow, 0)
+		}
 		c.optional = append(c.optional, leaf.Node.Optional())
 		c.dec = append(c.dec, dec)
 		c.enc = append(c.enc, enc)

@@ -28,7 +28,9 @@ type BatchReader struct {
 	left int64 // rows left in the current row group
 	cols []*pageCursor
 	// leaf is the file's leaf column of each batch column.
-	leaf []int
+	leaf  []int
+	codec *KVCodec
+	row   int64 // rows returned so far
 }
 
 // OpenKeyValueBatches opens a KeyValue data file written with fileSchema for
@@ -57,7 +59,7 @@ func OpenKeyValueBatches(ctx context.Context, fio fileio.FileIO, path string, fi
 	if err != nil {
 		return nil, err
 	}
-	r := &BatchReader{ctx: ctx, path: path, f: f, pf: pf}
+	r := &BatchReader{ctx: ctx, path: path, f: f, pf: pf, codec: codec}
 	root := pf.Schema()
 	if len(root.Columns()) != len(fields) {
 		f.Close()
@@ -142,6 +144,35 @@ func (r *BatchReader) Next(b *Batch, max int) (err error) {
 	}
 	r.left -= int64(n)
 	b.N = n
+	if err := r.check(b); err != nil {
+		return err
+	}
+	r.row += int64(n)
+	return nil
+}
+
+// check holds the batch to what the row reader accepts or produces: a
+// record kind the row path would refuse is refused, and TINYINT/SMALLINT
+// values are wrapped to their width as the row path's conversion does.
+func (r *BatchReader) check(b *Batch) error {
+	for i, k := range b.Cols[r.codec.KindCol()].I32 {
+		if k < 0 || k > 3 {
+			return fmt.Errorf("read data file %s: row %d has invalid %s %d", r.path, r.row+int64(i), ValueKindName, k)
+		}
+	}
+	for c, w := range r.codec.narrow {
+		if w == 0 {
+			continue
+		}
+		col := b.Cols[c].I32
+		for i, x := range col {
+			if w == 8 {
+				col[i] = int32(int8(x))
+			} else {
+				col[i] = int32(int16(x))
+			}
+		}
+	}
 	return nil
 }
 
@@ -470,6 +501,18 @@ func (c *pageCursor) copyRows(v *Vec, k int) error {
 			v.F64 = append(v.F64, x)
 		}
 	case parquet.ByteArray:
+		if c.idx == nil && def == nil {
+			// A run of plain values: one copy, offsets rebased (uint32
+			// arithmetic wraps consistently).
+			start, end := c.offs[vp], c.offs[vp+k]
+			base := uint32(len(v.Bytes)) - start
+			v.Bytes = append(v.Bytes, c.bytes[start:end]...)
+			for _, o := range c.offs[vp+1 : vp+k+1] {
+				v.Offs = append(v.Offs, o+base)
+			}
+			vp += k
+			break
+		}
 		for r := range k {
 			if !isNull(r) {
 				if c.idx != nil {

@@ -13,8 +13,10 @@ import (
 // batchState is what a pqWriter needs to take batches: the decoder of each
 // leaf (stats and keys are kept as Go values) and a value buffer.
 type batchState struct {
-	decs []decodeFunc
-	vals []parquet.Value
+	decs     []decodeFunc
+	kinds    []parquet.Kind
+	optional []bool
+	vals     []parquet.Value
 }
 
 func (w *pqWriter) initBatch(fields table.RowType) error {
@@ -36,6 +38,8 @@ func (w *pqWriter) initBatch(fields table.RowType) error {
 			return fmt.Errorf("data file %s: column %s: %w", w.path, f.Name, err)
 		}
 		bs.decs = append(bs.decs, dec)
+		bs.kinds = append(bs.kinds, leaf.Node.Type().Kind())
+		bs.optional = append(bs.optional, leaf.Node.Optional())
 	}
 	w.bs = bs
 	return nil
@@ -49,6 +53,16 @@ func (w *pqWriter) writeBatch(b *Batch, from, to int) error {
 	}
 	if to <= from {
 		return nil
+	}
+	if from < 0 || to > b.N {
+		return fmt.Errorf("write data file %s: rows [%d, %d) of a batch of %d", w.path, from, to, b.N)
+	}
+	for c := range b.Cols {
+		v := &b.Cols[c]
+		if v.Kind != w.bs.kinds[c] || v.Optional() != w.bs.optional[c] {
+			return fmt.Errorf("write data file %s: batch column %d is %s (optional %v), the file's %s (optional %v)",
+				w.path, c, v.Kind, v.Optional(), w.bs.kinds[c], w.bs.optional[c])
+		}
 	}
 	// Rows written one by one are still buffered: they come first.
 	if err := w.flushBatch(); err != nil {
