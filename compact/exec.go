@@ -195,7 +195,9 @@ func (x *executor) rewrite(ctx context.Context, b *table.BucketFiles, files []*t
 }
 
 // rewriteBatches is rewrite on the batch path: records that need no merge
-// are copied column by column from input pages to output pages.
+// are copied column by column from input pages to output pages. Reading and
+// merging run on their own goroutine, one batch ahead of encoding, so one
+// large bucket keeps two cores busy.
 func (x *executor) rewriteBatches(ctx context.Context, b *table.BucketFiles, files []*table.ManifestEntry, job planner.Job, codec *datafile.KVCodec) ([]output, error) {
 	it, err := scan.OpenMergedBatches(ctx, x.t, files, x.eng, x.read, codec, x.schemaOf, job.DropDelete)
 	if err != nil {
@@ -206,22 +208,9 @@ func (x *executor) rewriteBatches(ctx context.Context, b *table.BucketFiles, fil
 	if x.targetSize > 0 {
 		r.SetTargetSize(x.targetSize)
 	}
-	for {
-		if err := ctx.Err(); err != nil {
-			r.Abort()
-			return nil, err
-		}
-		batch, err := it.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err == nil {
-			err = r.WriteBatch(batch)
-		}
-		if err != nil {
-			r.Abort()
-			return nil, err
-		}
+	if err := PipeBatches(ctx, codec, it.NextInto, r.WriteBatch); err != nil {
+		r.Abort()
+		return nil, err
 	}
 	metas, err := r.Close()
 	outs := make([]output, 0, len(r.Written()))
@@ -233,6 +222,63 @@ func (x *executor) rewriteBatches(ctx context.Context, b *table.BucketFiles, fil
 		outs = append(outs, o)
 	}
 	return outs, err
+}
+
+// PipeBatches passes every batch next produces (io.EOF ends) to write,
+// calling next on a second goroutine: batches circulate between the two
+// through a small pool, so memory stays a few batches. next is no longer
+// called when PipeBatches returns.
+func PipeBatches(ctx context.Context, codec *datafile.KVCodec, next func(*datafile.Batch) error, write func(*datafile.Batch) error) error {
+	const depth = 3
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	free := make(chan *datafile.Batch, depth)
+	full := make(chan *datafile.Batch, depth)
+	for range depth {
+		free <- codec.NewBatch()
+	}
+	var readErr error
+	go func() {
+		defer close(full)
+		for {
+			var b *datafile.Batch
+			select {
+			case b = <-free:
+			case <-ctx.Done():
+				readErr = ctx.Err()
+				return
+			}
+			if err := next(b); err != nil {
+				if !errors.Is(err, io.EOF) {
+					readErr = err
+				}
+				return
+			}
+			select {
+			case full <- b:
+			case <-ctx.Done():
+				readErr = ctx.Err()
+				return
+			}
+		}
+	}()
+	var writeErr error
+	for b := range full {
+		if writeErr == nil {
+			if writeErr = ctx.Err(); writeErr == nil {
+				writeErr = write(b)
+			}
+			if writeErr != nil {
+				cancel() // the reader stops; the loop drains what it sent
+			}
+		}
+		free <- b
+	}
+	// full is closed: the reader has returned and set readErr.
+	if writeErr != nil {
+		return writeErr
+	}
+	return readErr
 }
 
 // rewriteAppend concatenates append files in sequence order into new

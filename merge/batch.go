@@ -93,7 +93,8 @@ type BatchReader struct {
 	size    int
 	runs    []*bcursor
 	heap    []*bcursor
-	out     *datafile.Batch
+	out     *datafile.Batch // the batch being filled, during next
+	own     *datafile.Batch // Next's batch
 	mat     *datafile.Batch
 	take    []datafile.Take
 	nKey    int
@@ -128,7 +129,7 @@ func NewBatchReader(ctx context.Context, codec *datafile.KVCodec, runs []BatchRu
 		return nil, errors.New("batch merge: key types take the row path")
 	}
 	r := &BatchReader{ctx: ctx, codec: codec, fn: fn, opts: opts, size: max(size, 1),
-		out: codec.NewBatch(), mat: codec.NewBatch(), nKey: codec.KeyCols()}
+		mat: codec.NewBatch(), nKey: codec.KeyCols()}
 	if p, ok := fn.(picker); ok && opts.SeqCompare == nil {
 		r.pick = p
 	}
@@ -146,52 +147,70 @@ func (e *Engine) NewBatchReader(ctx context.Context, codec *datafile.KVCodec, ru
 // Next returns the next batch of merged records (valid until the next call),
 // io.EOF at the end.
 func (r *BatchReader) Next() (*datafile.Batch, error) {
-	if r.err != nil {
-		return nil, r.err
+	if r.own == nil {
+		r.own = r.codec.NewBatch()
 	}
-	b, err := r.next()
-	if err != nil {
-		r.err = err
+	if err := r.NextInto(r.own); err != nil {
 		return nil, err
 	}
-	return b, nil
+	return r.own, nil
 }
 
-func (r *BatchReader) next() (*datafile.Batch, error) {
+// NextInto fills out (a batch of the codec's layout, reset first) with the
+// next merged records; io.EOF at the end. The caller owns out afterwards, so
+// batches can be written on another goroutine while the next is merged.
+func (r *BatchReader) NextInto(out *datafile.Batch) error {
+	if r.err != nil {
+		return r.err
+	}
+	if err := r.next(out); err != nil {
+		r.err = err
+		return err
+	}
+	return nil
+}
+
+func (r *BatchReader) next(out *datafile.Batch) error {
 	if !r.started {
 		r.started = true
 		for _, c := range r.runs {
 			ok, err := r.fill(c)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if ok {
 				r.push(c)
 			}
 		}
 	}
-	r.out.Reset()
+	out.Reset()
+	r.out = out
+	defer func() { r.out = nil }()
 	for r.out.N+len(r.take) < r.size && len(r.heap) > 0 {
 		r.steps++
 		if r.steps&1023 == 0 {
 			if err := r.ctx.Err(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if err := r.mergeOneKey(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	r.flush()
 	if r.out.N == 0 {
-		return nil, io.EOF
+		return io.EOF
 	}
-	return r.out, nil
+	return nil
 }
 
 // flush gathers the pending rows into the output batch; afterwards no row
 // of a run's batch or of mat is referenced, so they may be refilled.
+// Outside next (no output batch) nothing can be pending.
 func (r *BatchReader) flush() {
+	if r.out == nil {
+		return
+	}
 	r.out.AppendTake(r.take)
 	clear(r.take)
 	r.take = r.take[:0]

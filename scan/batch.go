@@ -11,9 +11,11 @@ import (
 	"github.com/compactd/compactd/table/datafile"
 )
 
-// BatchIterator yields merged records as batches (valid until the next call).
+// BatchIterator yields merged records as batches.
 type BatchIterator interface {
-	Next() (*datafile.Batch, error) // io.EOF at the end
+	// NextInto fills out (reset first) with the next records; io.EOF at
+	// the end. out is the caller's again when it returns.
+	NextInto(out *datafile.Batch) error
 	Close() error
 }
 
@@ -74,11 +76,11 @@ type batchSections struct {
 	cur        *merge.BatchReader
 }
 
-func (s *batchSections) Next() (*datafile.Batch, error) {
+func (s *batchSections) NextInto(out *datafile.Batch) error {
 	for {
 		if s.cur == nil {
 			if len(s.sections) == 0 {
-				return nil, io.EOF
+				return io.EOF
 			}
 			sec := s.sections[0]
 			s.sections = s.sections[1:]
@@ -88,21 +90,21 @@ func (s *batchSections) Next() (*datafile.Batch, error) {
 			}
 			r, err := s.eng.NewBatchReader(s.ctx, s.codec, runs, s.dropDelete, BatchSize)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			s.cur = r
 		}
-		b, err := s.cur.Next()
+		err := s.cur.NextInto(out)
 		if err == nil {
-			return b, nil
+			return nil
 		}
 		if !errors.Is(err, io.EOF) {
-			return nil, err
+			return err
 		}
 		cur := s.cur
 		s.cur = nil
 		if err := cur.Close(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 }

@@ -2,10 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 
+	"github.com/compactd/compactd/compact"
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/scan"
 	"github.com/compactd/compactd/table"
@@ -87,21 +86,17 @@ func copyRecords(ctx context.Context, fio fileio.FileIO, in, out string, schema 
 	if err != nil {
 		return 0, 0, err
 	}
+	// Decoding runs one batch ahead of encoding, on two goroutines, as
+	// compaction does.
 	var n int64
-	b := codec.NewBatch()
-	for {
-		err := r.Next(b, scan.BatchSize)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err == nil {
-			err = w.WriteBatch(b, 0, b.N)
-		}
-		if err != nil {
-			_ = w.Abort()
-			return 0, 0, fmt.Errorf("floor %s -> %s: %w", in, out, err)
-		}
+	next := func(b *datafile.Batch) error { return r.Next(b, scan.BatchSize) }
+	err = compact.PipeBatches(ctx, codec, next, func(b *datafile.Batch) error {
 		n += int64(b.N)
+		return w.WriteBatch(b, 0, b.N)
+	})
+	if err != nil {
+		_ = w.Abort()
+		return 0, 0, fmt.Errorf("floor %s -> %s: %w", in, out, err)
 	}
 	if _, err := w.Close(); err != nil {
 		return 0, 0, fmt.Errorf("floor %s -> %s: %w", in, out, err)
