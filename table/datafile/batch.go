@@ -221,8 +221,8 @@ type KVCodec struct {
 	// narrow is 8 for TINYINT and 16 for SMALLINT columns (stored as
 	// INT32), 0 otherwise.
 	narrow []int
-	dec        []decodeFunc
-	enc        []encodeFunc
+	dec    []decodeFunc
+	enc    []encodeFunc
 }
 
 // NewKVCodec builds the codec of schema's KeyValue layout. It fails when a
