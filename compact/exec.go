@@ -241,6 +241,10 @@ func PipeBatches(ctx context.Context, codec *datafile.KVCodec, next func(*datafi
 	go func() {
 		defer close(full)
 		for {
+			if err := ctx.Err(); err != nil {
+				readErr = err
+				return
+			}
 			var b *datafile.Batch
 			select {
 			case b = <-free:
