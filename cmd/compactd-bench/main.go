@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -195,6 +196,9 @@ func run(ctx context.Context, args []string) error {
 				return err
 			}
 			defer f.Close()
+			// The profile shows the heap as of the last completed GC: without
+			// one, the allocations since are missing.
+			runtime.GC()
 			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
 				return err
 			}
