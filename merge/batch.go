@@ -89,6 +89,11 @@ type BatchReader struct {
 	codec   *datafile.KVCodec
 	fn      Function
 	pick    picker
+	cols    *partialUpdate // column-wise partial-update (pickColumns)
+	nVal    int
+	src     []int // pickColumns' result per value field
+	from    []int // per batch column, index into gtake
+	gtake   []datafile.Take
 	opts    Options
 	size    int
 	runs    []*bcursor
@@ -130,8 +135,14 @@ func NewBatchReader(ctx context.Context, codec *datafile.KVCodec, runs []BatchRu
 	}
 	r := &BatchReader{ctx: ctx, codec: codec, fn: fn, opts: opts, size: max(size, 1),
 		mat: codec.NewBatch(), nKey: codec.KeyCols()}
-	if p, ok := fn.(picker); ok && opts.SeqCompare == nil {
-		r.pick = p
+	if opts.SeqCompare == nil {
+		if p, ok := fn.(picker); ok {
+			r.pick = p
+		}
+		if p, ok := fn.(*partialUpdate); ok {
+			r.cols = p
+			r.nVal = len(p.cfg.nullable)
+		}
 	}
 	for i, src := range runs {
 		r.runs = append(r.runs, &bcursor{src: src, run: i, b: codec.NewBatch()})
@@ -304,23 +315,84 @@ func (r *BatchReader) step(c *bcursor) error {
 	return nil
 }
 
+// sortGroup puts r.group in merge order using the physical sequence and
+// kind columns (no sequence.field: SeqCompare is nil).
+func (r *BatchReader) sortGroup() {
+	seqCol := r.codec.SeqCol()
+	slices.SortFunc(r.group, func(a, b *bcursor) int {
+		if c := cmp64(a.b.Cols[seqCol].I64[a.i], b.b.Cols[seqCol].I64[b.i]); c != 0 {
+			return c
+		}
+		if aa, ba := !r.isRetract(a), !r.isRetract(b); aa != ba {
+			if !aa {
+				return -1
+			}
+			return 1
+		}
+		return cmp64(int64(a.run), int64(b.run))
+	})
+}
+
+// mergeColumns is the column-wise partial-update merge; false when
+// pickColumns declines the group.
+func (r *BatchReader) mergeColumns() (bool, error) {
+	r.sortGroup()
+	if r.src == nil {
+		r.src = make([]int, r.nVal)
+		r.from = make([]int, len(r.mat.Cols))
+	}
+	ok, err := r.cols.pickColumns(batchGroup{r}, r.src)
+	if err != nil || !ok {
+		return false, err
+	}
+	r.gtake = r.gtake[:0]
+	for _, c := range r.group {
+		r.gtake = append(r.gtake, datafile.Take{Src: c.b, Row: int32(c.i)})
+	}
+	last := len(r.group) - 1
+	for c := range r.from {
+		switch {
+		case c <= r.codec.SeqCol():
+			r.from[c] = last // key and sequence number of the last record
+		case c == r.codec.KindCol():
+			r.from[c] = last // overwritten with +I below
+		default:
+			r.from[c] = r.src[c-r.codec.KindCol()-1]
+		}
+	}
+	if err := r.mat.AppendAssembled(r.gtake, r.from); err != nil {
+		return false, err
+	}
+	r.mat.Cols[r.codec.KindCol()].I32[r.mat.N-1] = int32(table.RowKindInsert)
+	r.take = append(r.take, datafile.Take{Src: r.mat, Row: int32(r.mat.N - 1)})
+	return true, nil
+}
+
+// batchGroup is the groupView of r.group (sorted).
+type batchGroup struct{ r *BatchReader }
+
+func (g batchGroup) records() int       { return len(g.r.group) }
+func (g batchGroup) retract(i int) bool { return g.r.isRetract(g.r.group[i]) }
+func (g batchGroup) null(i, f int) bool {
+	c := g.r.group[i]
+	return c.b.Cols[g.r.codec.KindCol()+1+f].IsNull(c.i)
+}
+func (g batchGroup) value(i, f int) (any, error) {
+	c := g.r.group[i]
+	return g.r.codec.ValueAt(c.b, c.i, f)
+}
+
 // mergeGroup merges the records of one key held by r.group.
 func (r *BatchReader) mergeGroup() error {
-	seqCol, kindCol := r.codec.SeqCol(), r.codec.KindCol()
+	kindCol := r.codec.KindCol()
+	if r.cols != nil {
+		if ok, err := r.mergeColumns(); ok || err != nil {
+			return err
+		}
+	}
 	if r.pick != nil {
+		r.sortGroup()
 		g := r.group
-		slices.SortFunc(g, func(a, b *bcursor) int {
-			if c := cmp64(a.b.Cols[seqCol].I64[a.i], b.b.Cols[seqCol].I64[b.i]); c != 0 {
-				return c
-			}
-			if aa, ba := !r.isRetract(a), !r.isRetract(b); aa != ba {
-				if !aa {
-					return -1
-				}
-				return 1
-			}
-			return cmp64(int64(a.run), int64(b.run))
-		})
 		r.kinds = r.kinds[:0]
 		for _, c := range g {
 			r.kinds = append(r.kinds, table.RowKind(c.b.Cols[kindCol].I32[c.i]))

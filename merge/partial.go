@@ -33,6 +33,10 @@ type partialConfig struct {
 	partialDelete  map[int]bool // ordering fields named by remove-record-on-sequence-group
 	nullable       []bool
 	hasGroups      bool
+	// nonKeyAggs reports an aggregate function on a non-key field (the
+	// column-wise batch merge does not apply then).
+	nonKeyAggs bool
+	groupList  []*seqGroup
 }
 
 // ErrPartialUpdateDelete is returned when a partial-update table without
@@ -123,6 +127,7 @@ func newPartialConfig(options map[string]string, e *Engine) (*partialConfig, err
 			orderingIndex[name] = i
 		}
 		c.hasGroups = true
+		c.groupList = append(c.groupList, g)
 	}
 
 	for i, f := range rt {
@@ -130,6 +135,9 @@ func newPartialConfig(options map[string]string, e *Engine) (*partialConfig, err
 			continue // ordering fields never aggregate
 		}
 		fn, key := fieldAggFunc(options, f.Name)
+		if fn != "" && !contains(e.primaryKeys, f.Name) {
+			c.nonKeyAggs = true
+		}
 		if contains(e.primaryKeys, f.Name) {
 			fn, key = aggPrimaryKey, "primary key"
 		} else if fn != "" && fn != AggLastNonNullValue && !contains(protectedNames, f.Name) {
@@ -204,6 +212,8 @@ type partialUpdate struct {
 	meetInsert   bool
 	processed    []bool
 	updatedOrder []bool
+	// pickColumns' scratch rows.
+	pcCur, pcCand table.Row
 }
 
 func newPartialUpdate(cfg *partialConfig, rowType table.RowType, ignoreDelete bool) *partialUpdate {
@@ -396,4 +406,105 @@ func (p *partialUpdate) Result() (table.KeyValue, bool, error) {
 		kind = table.RowKindDelete
 	}
 	return table.KeyValue{Key: p.key, Seq: p.latestSeq, Kind: kind, Value: p.row}, true, nil
+}
+
+// pickColumns is the column-wise form of a partial-update merge of additions
+// only, for the batch merge: src[i] is set to the record (index in merge
+// order) whose value field i takes, or -1 for null; the key and sequence
+// number come from the last record and the kind is +I. It declines (false)
+// what it does not cover: retractions, aggregate functions on value fields
+// with sequence groups, and nulls in NOT NULL fields (the record-wise merge
+// reports those).
+//
+// Without sequence groups a field takes its last non-null value. With them,
+// a field outside every group does the same; a group is won by the last
+// record whose ordering fields are not all null and compare >= those of the
+// group's previous winner (updateWithGroups decides field by field, but
+// every field of a group sees the same comparison), and all the group's
+// fields take the winner's values, nulls included.
+func (p *partialUpdate) pickColumns(v groupView, src []int) (bool, error) {
+	cfg := p.cfg
+	if cfg.hasGroups && cfg.nonKeyAggs {
+		return false, nil
+	}
+	n := v.records()
+	for r := range n {
+		if v.retract(r) {
+			return false, nil
+		}
+	}
+	for i := range src {
+		src[i] = -1
+		if cfg.groups[i] != nil {
+			continue
+		}
+		for r := n - 1; r >= 0; r-- {
+			if !v.null(r, i) {
+				src[i] = r
+				break
+			}
+		}
+		if !cfg.hasGroups && !cfg.nullable[i] {
+			for r := range n {
+				if v.null(r, i) {
+					return false, nil
+				}
+			}
+		}
+	}
+	if !cfg.hasGroups {
+		return true, nil
+	}
+	// Two rows hold the ordering fields of the winner so far and of the
+	// candidate; the comparator reads nothing else.
+	if len(p.pcCur) != len(src) {
+		p.pcCur, p.pcCand = make(table.Row, len(src)), make(table.Row, len(src))
+	}
+	cur, cand := p.pcCur, p.pcCand
+	for _, g := range cfg.groupList {
+		for _, f := range g.fields {
+			cur[f] = nil
+		}
+		win := -1
+		for r := range n {
+			empty := true
+			for _, f := range g.fields {
+				if !v.null(r, f) {
+					empty = false
+					break
+				}
+			}
+			if empty {
+				continue
+			}
+			for _, f := range g.fields {
+				x, err := v.value(r, f)
+				if err != nil {
+					return false, err
+				}
+				cand[f] = x
+			}
+			if win < 0 || g.cmp(cand, cur) >= 0 {
+				win = r
+				cur, cand = cand, cur
+			}
+		}
+		for _, f := range g.fields {
+			cur[f], cand[f] = nil, nil
+		}
+		for i, gi := range cfg.groups {
+			if gi == g {
+				src[i] = win
+			}
+		}
+	}
+	return true, nil
+}
+
+// groupView is what pickColumns reads of a key's records, in merge order.
+type groupView interface {
+	records() int
+	retract(r int) bool
+	null(r, field int) bool
+	value(r, field int) (any, error)
 }

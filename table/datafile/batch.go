@@ -351,3 +351,55 @@ func (c *KVCodec) Append(b *Batch, kv table.KeyValue) error {
 	b.N++
 	return nil
 }
+
+// ValueAt decodes value field j of row i (nil for null).
+func (c *KVCodec) ValueAt(b *Batch, i, j int) (any, error) {
+	col := c.nKey + 2 + j
+	if b.Cols[col].IsNull(i) {
+		return nil, nil
+	}
+	return c.dec[col](b.Cols[col].value(i))
+}
+
+// AppendAssembled appends one row built from several source rows: batch
+// column col takes its value from take[from[col]], or is null when
+// from[col] < 0.
+func (b *Batch) AppendAssembled(take []Take, from []int) error {
+	for c := range b.Cols {
+		d := &b.Cols[c]
+		if from[c] < 0 {
+			if d.Null == nil {
+				return fmt.Errorf("column %d: null in a NOT NULL column", c)
+			}
+			d.appendZero(true)
+			continue
+		}
+		t := take[from[c]]
+		s := &t.Src.Cols[c]
+		i := int(t.Row)
+		if d.Null != nil {
+			d.Null = append(d.Null, s.IsNull(i))
+		} else if s.IsNull(i) {
+			return fmt.Errorf("column %d: null in a NOT NULL column", c)
+		}
+		switch d.Kind {
+		case parquet.Boolean:
+			d.Bool = append(d.Bool, s.Bool[i])
+		case parquet.Int32:
+			d.I32 = append(d.I32, s.I32[i])
+		case parquet.Int64:
+			d.I64 = append(d.I64, s.I64[i])
+		case parquet.Int96:
+			d.I96 = append(d.I96, s.I96[i])
+		case parquet.Float:
+			d.F32 = append(d.F32, s.F32[i])
+		case parquet.Double:
+			d.F64 = append(d.F64, s.F64[i])
+		case parquet.ByteArray, parquet.FixedLenByteArray:
+			d.Bytes = append(d.Bytes, s.BytesAt(i)...)
+			d.Offs = append(d.Offs, uint32(len(d.Bytes)))
+		}
+	}
+	b.N++
+	return nil
+}
