@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/big"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
@@ -36,9 +38,39 @@ func bigint(nullable bool) table.DataType {
 	return table.DataType{Root: table.TypeBigInt, Nullable: nullable}
 }
 
+// valueTypes are the types the wide schemas cycle through.
+var valueTypes = []table.DataType{
+	{Root: table.TypeInt, Nullable: true},
+	{Root: table.TypeBigInt, Nullable: true},
+	{Root: table.TypeDouble, Nullable: true},
+	{Root: table.TypeVarChar, Length: table.MaxLength, Nullable: true},
+	{Root: table.TypeDecimal, Precision: 10, Scale: 2, Nullable: true},
+	{Root: table.TypeBoolean, Nullable: true},
+	{Root: table.TypeDate, Nullable: true},
+	{Root: table.TypeTimestamp, Precision: 3, Nullable: true},
+}
+
+// puStreams is the number of writers of the "widepu" table (the
+// multi-stream wide table: partial-update, one sequence group per stream).
+const puStreams = 3
+
+// puGroup is the number of columns per stream: its sequence field and
+// puGroup-1 values.
+const puGroup = 10
+
 // benchFields returns the columns of a schema; column 0 is the BIGINT key.
 func benchFields(schema string) (table.RowType, error) {
 	switch schema {
+	case "widepu":
+		// id, then per stream s: s<s>_ts (its sequence field) and 9 values.
+		f := table.RowType{{ID: 0, Name: "id", Type: bigint(false)}}
+		for st := 0; st < puStreams; st++ {
+			f = append(f, table.DataField{ID: len(f), Name: fmt.Sprintf("s%d_ts", st), Type: bigint(true)})
+			for i := 1; i < puGroup; i++ {
+				f = append(f, table.DataField{ID: len(f), Name: fmt.Sprintf("s%d_c%d", st, i), Type: valueTypes[(st*puGroup+i)%len(valueTypes)]})
+			}
+		}
+		return f, nil
 	case "narrow":
 		return table.RowType{
 			{ID: 0, Name: "id", Type: bigint(false)},
@@ -48,28 +80,41 @@ func benchFields(schema string) (table.RowType, error) {
 		}, nil
 	case "wide":
 		// 30 columns: the key and 29 values cycling through common types.
-		types := []table.DataType{
-			{Root: table.TypeInt, Nullable: true},
-			{Root: table.TypeBigInt, Nullable: true},
-			{Root: table.TypeDouble, Nullable: true},
-			{Root: table.TypeVarChar, Length: table.MaxLength, Nullable: true},
-			{Root: table.TypeDecimal, Precision: 10, Scale: 2, Nullable: true},
-			{Root: table.TypeBoolean, Nullable: true},
-			{Root: table.TypeDate, Nullable: true},
-			{Root: table.TypeTimestamp, Precision: 3, Nullable: true},
-		}
 		f := table.RowType{{ID: 0, Name: "id", Type: bigint(false)}}
 		for i := 1; i < 30; i++ {
-			f = append(f, table.DataField{ID: i, Name: fmt.Sprintf("c%02d", i), Type: types[(i-1)%len(types)]})
+			f = append(f, table.DataField{ID: i, Name: fmt.Sprintf("c%02d", i), Type: valueTypes[(i-1)%len(valueTypes)]})
 		}
 		return f, nil
 	}
-	return nil, fmt.Errorf("schema %q: want narrow or wide", schema)
+	return nil, fmt.Errorf("schema %q: want narrow, wide or widepu", schema)
+}
+
+// tableOptions are benchOptions, plus for widepu the partial-update engine
+// with one sequence group per stream.
+func tableOptions(schema string, fields table.RowType) map[string]string {
+	o := maps.Clone(benchOptions)
+	if schema != "widepu" {
+		return o
+	}
+	o["merge-engine"] = "partial-update"
+	for st := 0; st < puStreams; st++ {
+		var cols []string
+		for i := 1; i < puGroup; i++ {
+			cols = append(cols, fields[1+st*puGroup+i].Name)
+		}
+		o["fields."+fields[1+st*puGroup].Name+".sequence-group"] = strings.Join(cols, ",")
+	}
+	return o
 }
 
 // fillRow sets the value columns of row from rng; about 5% of values are NULL.
 func fillRow(fields table.RowType, row table.Row, rng *rand.Rand) {
-	for i := 1; i < len(fields); i++ {
+	fillColumns(fields, row, rng, 1, len(fields))
+}
+
+// fillColumns sets columns [from, to) of row.
+func fillColumns(fields table.RowType, row table.Row, rng *rand.Rand, from, to int) {
+	for i := from; i < to; i++ {
 		if rng.IntN(20) == 0 {
 			row[i] = nil
 			continue
@@ -116,6 +161,21 @@ func runKeys(m int64, runs, r int, emit func(key int64) error) error {
 	return nil
 }
 
+// puKeys emits the keys of run r of the widepu table: the runs of one
+// stream split the keys [0, m) between them by key modulo, so each key gets
+// exactly one record from each stream.
+func puKeys(m int64, runs, r int, emit func(key int64) error) error {
+	st := r % puStreams
+	slots := int64((runs - st + puStreams - 1) / puStreams) // runs of stream st
+	slot := int64(r / puStreams)
+	for k := slot; k < m; k += slots {
+		if err := emit(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // keysPerRun is m such that runs runs of runKeys hold about rows records.
 func keysPerRun(rows int64, runs int) int64 {
 	// runs*m new keys + (runs-1)*m/4 updates.
@@ -133,7 +193,7 @@ func generate(ctx context.Context, warehouse, db, name string, spec genSpec) (in
 	if err != nil {
 		return 0, err
 	}
-	s, err := table.NewTableSchema(0, fields, len(fields)-1, nil, []string{"id"}, benchOptions, nil, 0)
+	s, err := table.NewTableSchema(0, fields, len(fields)-1, nil, []string{"id"}, tableOptions(spec.Schema, fields), nil, 0)
 	if err != nil {
 		return 0, fmt.Errorf("schema %s: %w", spec.Schema, err)
 	}
@@ -147,15 +207,35 @@ func generate(ctx context.Context, warehouse, db, name string, spec genSpec) (in
 	}
 	rng := rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x9e3779b97f4a7c15))
 	m := keysPerRun(spec.Rows, spec.Runs)
+	if spec.Schema == "widepu" {
+		m = max(1, spec.Rows/puStreams)
+	}
 	var total int64
 	for r := 0; r < spec.Runs; r++ {
-		err := runKeys(m, spec.Runs, r, func(key int64) error {
+		emit := func(key int64) error {
 			row := make(table.Row, len(fields))
 			row[0] = key
 			fillRow(fields, row, rng)
 			total++
 			return w.Write(table.RowKindInsert, row)
-		})
+		}
+		keys := func(emit func(int64) error) error { return runKeys(m, spec.Runs, r, emit) }
+		if spec.Schema == "widepu" {
+			// Run r is a commit of stream r%3: only that stream's columns,
+			// its sequence field rising; every key gets one record per stream.
+			st := r % puStreams
+			emit = func(key int64) error {
+				row := make(table.Row, len(fields))
+				row[0] = key
+				first := 1 + st*puGroup
+				row[first] = int64(r)<<40 | key
+				fillColumns(fields, row, rng, first+1, first+puGroup)
+				total++
+				return w.Write(table.RowKindInsert, row)
+			}
+			keys = func(emit func(int64) error) error { return puKeys(m, spec.Runs, r, emit) }
+		}
+		err := keys(emit)
 		if err != nil {
 			return 0, fmt.Errorf("write %s run %d: %w", t.FullName(), r, err)
 		}

@@ -78,7 +78,7 @@ func runAll(ctx context.Context, fl *flag.FlagSet, args []string) error {
 	fl.StringVar(&c.Compactd, "compactd", "bin/compactd", "compactd binary")
 	fl.StringVar(&sizes, "rows", "1000000,10000000", "row counts of the compaction benchmark, comma-separated")
 	fl.IntVar(&c.Runs, "runs", 8, "sorted runs (level-0 files) per table")
-	fl.StringVar(&schemas, "schemas", "narrow,wide", "schemas: narrow, wide")
+	fl.StringVar(&schemas, "schemas", "narrow,wide", "schemas: narrow, wide, widepu")
 	fl.BoolVar(&c.Java, "java", true, "measure Java Paimon's compaction (needs interop/install.sh)")
 	fl.StringVar(&c.JavaOpts, "java-opts", "", "JVM flags for the Java compaction (empty: JVM defaults)")
 	fl.BoolVar(&c.S3, "s3", false, "measure the narrow compaction on the S3 server of $COMPACTD_TEST_S3_ENDPOINT too")
@@ -341,8 +341,9 @@ func (r *runner) compaction(ctx context.Context) error {
 			rows = append(rows, row)
 		}
 	}
-	r.printf("## 1. Full compaction of one bucket (%d sorted runs, deduplicate)\n\n", r.c.Runs)
-	r.printf("Input rows are the records of the level-0 files (keys overlap across runs; about 1 in 5 records updates an older key). ")
+	r.printf("## 1. Full compaction of one bucket (%d sorted runs)\n\n", r.c.Runs)
+	r.printf("narrow and wide: deduplicate; input rows are the records of the level-0 files (keys overlap across runs; about 1 in 5 records updates an older key). ")
+	r.printf("widepu: the multi-stream wide table (partial-update, %d streams of %d columns, one sequence group each; every key has one record per stream). ", puStreams, puGroup)
 	r.printf("Throughput = input rows / wall time of the whole process (JVM start-up included for Java). RSS = peak resident set size (`/usr/bin/time -v`). CPU = user + system time of the process (robust against other load on the machine; wall time is not).\n\n")
 	r.printf("| schema | input rows | input MiB | files in → out | tool | wall s | CPU s | rows/s (wall) | rows/s (CPU) | peak RSS MiB |\n")
 	r.printf("|---|---|---|---|---|---|---|---|---|---|\n")
