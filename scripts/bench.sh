@@ -7,7 +7,7 @@
 #
 # Sizes come from the environment so a quick run is possible:
 #   BENCH_ROWS=1000000,10000000   row counts of the compaction benchmark
-#   BENCH_SCHEMAS=narrow,wide
+#   BENCH_SCHEMAS=narrow,wide,widepu
 #   BENCH_EXPIRE=1000:100000,10000:1000000   snapshots:files (set but empty: skip)
 #   BENCH_PLAN=100:100,1000:100              buckets:files-per-bucket (set but empty: skip)
 #   BENCH_S3=1                               also compact on the loopback S3 server
@@ -40,7 +40,7 @@ exec bin/compactd-bench run \
 	-work "$work" \
 	-compactd bin/compactd \
 	-rows "${BENCH_ROWS:-1000000,10000000}" \
-	-schemas "${BENCH_SCHEMAS:-narrow,wide}" \
+	-schemas "${BENCH_SCHEMAS:-narrow,wide,widepu}" \
 	-expire "${BENCH_EXPIRE-1000:100000,10000:1000000}" \
 	-plan "${BENCH_PLAN-100:100,1000:100}" \
 	-java-opts "${BENCH_JAVA_OPTS:-}" \

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/compactd/compactd/compact"
 	"github.com/compactd/compactd/expire"
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/scan"
 	"github.com/compactd/compactd/table"
 )
 
@@ -80,7 +82,7 @@ func TestRunKeysAreDistinctWithinARunAndOverlapAcrossRuns(t *testing.T) {
 
 func TestFloorRewritesEveryRecordOfTheGeneratedTable(t *testing.T) {
 	ctx := context.Background()
-	for _, schema := range []string{"narrow", "wide"} {
+	for _, schema := range []string{"narrow", "wide", "widepu"} {
 		t.Run(schema, func(t *testing.T) {
 			wh := t.TempDir()
 			n, err := generate(ctx, wh, "bench", schema, genSpec{Schema: schema, Rows: 3000, Runs: 4, Seed: 7})
@@ -118,6 +120,27 @@ func TestFloorRewritesEveryRecordOfTheGeneratedTable(t *testing.T) {
 			}
 			if sum.RowsIn != n || sum.RowsOut >= n {
 				t.Errorf("compaction read %d rows and wrote %d; want %d read and fewer written", sum.RowsIn, sum.RowsOut, n)
+			}
+			if schema == "widepu" {
+				// One row per key, every stream's sequence group filled.
+				if sum.RowsOut != n/puStreams {
+					t.Errorf("widepu compaction wrote %d rows, want one per key (%d)", sum.RowsOut, n/puStreams)
+				}
+				sc, err := scan.New(ctx, tbl, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = sc.Each(ctx, func(r table.Row) error {
+					for st := 0; st < puStreams; st++ {
+						if r[1+st*puGroup] == nil {
+							return fmt.Errorf("key %v lacks stream %d's columns: %v", r[0], st, r)
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					t.Error(err)
+				}
 			}
 		})
 	}

@@ -78,7 +78,7 @@ func runAll(ctx context.Context, fl *flag.FlagSet, args []string) error {
 	fl.StringVar(&c.Compactd, "compactd", "bin/compactd", "compactd binary")
 	fl.StringVar(&sizes, "rows", "1000000,10000000", "row counts of the compaction benchmark, comma-separated")
 	fl.IntVar(&c.Runs, "runs", 8, "sorted runs (level-0 files) per table")
-	fl.StringVar(&schemas, "schemas", "narrow,wide", "schemas: narrow, wide, widepu")
+	fl.StringVar(&schemas, "schemas", "narrow,wide,widepu", "schemas: narrow, wide, widepu")
 	fl.BoolVar(&c.Java, "java", true, "measure Java Paimon's compaction (needs interop/install.sh)")
 	fl.StringVar(&c.JavaOpts, "java-opts", "", "JVM flags for the Java compaction (empty: JVM defaults)")
 	fl.BoolVar(&c.S3, "s3", false, "measure the narrow compaction on the S3 server of $COMPACTD_TEST_S3_ENDPOINT too")
