@@ -153,62 +153,17 @@ func (x *executor) rewrite(ctx context.Context, b *table.BucketFiles, files []*t
 	if x.eng == nil {
 		return x.rewriteAppend(ctx, b, files)
 	}
+	r := write.NewRoller(ctx, x.t, b.Partition, b.Bucket, int32(job.OutputLevel), table.FileSourceCompact)
+	if x.targetSize > 0 {
+		r.SetTargetSize(x.targetSize)
+	}
+	var err error
 	if codec, ok := scan.CanMergeBatches(x.eng, x.read); ok && !x.rowPath {
-		return x.rewriteBatches(ctx, b, files, job, codec)
+		err = x.mergeBatches(ctx, files, job, codec, r)
+	} else {
+		err = x.mergeRecords(ctx, files, job, r)
 	}
-	it, err := scan.OpenMerged(ctx, x.t, files, x.eng, x.read, x.schemaOf, nil, job.DropDelete)
 	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
-	r := write.NewRoller(ctx, x.t, b.Partition, b.Bucket, int32(job.OutputLevel), table.FileSourceCompact)
-	if x.targetSize > 0 {
-		r.SetTargetSize(x.targetSize)
-	}
-	for {
-		if err := ctx.Err(); err != nil {
-			r.Abort()
-			return nil, err
-		}
-		kv, err := it.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err == nil {
-			err = r.Write(kv)
-		}
-		if err != nil {
-			r.Abort()
-			return nil, err
-		}
-	}
-	metas, err := r.Close()
-	outs := make([]output, 0, len(r.Written()))
-	for i, p := range r.Written() {
-		o := output{path: p}
-		if i < len(metas) {
-			o.meta = metas[i]
-		}
-		outs = append(outs, o)
-	}
-	return outs, err
-}
-
-// rewriteBatches is rewrite on the batch path: records that need no merge
-// are copied column by column from input pages to output pages. Reading and
-// merging run on their own goroutine, one batch ahead of encoding, so one
-// large bucket keeps two cores busy.
-func (x *executor) rewriteBatches(ctx context.Context, b *table.BucketFiles, files []*table.ManifestEntry, job planner.Job, codec *datafile.KVCodec) ([]output, error) {
-	it, err := scan.OpenMergedBatches(ctx, x.t, files, x.eng, x.read, codec, x.schemaOf, job.DropDelete)
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
-	r := write.NewRoller(ctx, x.t, b.Partition, b.Bucket, int32(job.OutputLevel), table.FileSourceCompact)
-	if x.targetSize > 0 {
-		r.SetTargetSize(x.targetSize)
-	}
-	if err := PipeBatches(ctx, codec, it.NextInto, r.WriteBatch); err != nil {
 		r.Abort()
 		return nil, err
 	}
@@ -222,6 +177,43 @@ func (x *executor) rewriteBatches(ctx context.Context, b *table.BucketFiles, fil
 		outs = append(outs, o)
 	}
 	return outs, err
+}
+
+// mergeRecords merges the files record by record into r.
+func (x *executor) mergeRecords(ctx context.Context, files []*table.ManifestEntry, job planner.Job, r *write.Roller) error {
+	it, err := scan.OpenMerged(ctx, x.t, files, x.eng, x.read, x.schemaOf, nil, job.DropDelete)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		kv, err := it.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err == nil {
+			err = r.Write(kv)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// mergeBatches is mergeRecords on the batch path: records that need no
+// merge are copied column by column from input pages to output pages.
+// Reading and merging run on their own goroutine, one batch ahead of
+// encoding, so one large bucket keeps two cores busy.
+func (x *executor) mergeBatches(ctx context.Context, files []*table.ManifestEntry, job planner.Job, codec *datafile.KVCodec, r *write.Roller) error {
+	it, err := scan.OpenMergedBatches(ctx, x.t, files, x.eng, x.read, codec, x.schemaOf, job.DropDelete)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	return PipeBatches(ctx, codec, it.NextInto, r.WriteBatch)
 }
 
 // PipeBatches passes every batch next produces (io.EOF ends) to write,

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -320,7 +321,7 @@ func (r *BatchReader) step(c *bcursor) error {
 func (r *BatchReader) sortGroup() {
 	seqCol := r.codec.SeqCol()
 	slices.SortFunc(r.group, func(a, b *bcursor) int {
-		if c := cmp64(a.b.Cols[seqCol].I64[a.i], b.b.Cols[seqCol].I64[b.i]); c != 0 {
+		if c := cmp.Compare(a.b.Cols[seqCol].I64[a.i], b.b.Cols[seqCol].I64[b.i]); c != 0 {
 			return c
 		}
 		if aa, ba := !r.isRetract(a), !r.isRetract(b); aa != ba {
@@ -329,7 +330,7 @@ func (r *BatchReader) sortGroup() {
 			}
 			return 1
 		}
-		return cmp64(int64(a.run), int64(b.run))
+		return cmp.Compare(int64(a.run), int64(b.run))
 	})
 }
 
@@ -421,7 +422,7 @@ func (r *BatchReader) mergeGroup() error {
 				return c
 			}
 		}
-		if c := cmp64(a.kv.Seq, b.kv.Seq); c != 0 {
+		if c := cmp.Compare(a.kv.Seq, b.kv.Seq); c != 0 {
 			return c
 		}
 		if aa, ba := a.kv.Kind.IsAdd(), b.kv.Kind.IsAdd(); aa != ba {
@@ -430,7 +431,7 @@ func (r *BatchReader) mergeGroup() error {
 			}
 			return 1
 		}
-		return cmp64(int64(a.run), int64(b.run))
+		return cmp.Compare(int64(a.run), int64(b.run))
 	})
 	r.fn.Reset()
 	for _, g := range r.recs {
@@ -460,16 +461,6 @@ func (r *BatchReader) keyErr(c *bcursor, err error) error {
 	return fmt.Errorf("merge key %v: %w", []any(kv.Key), err)
 }
 
-func cmp64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // compareKeys orders the current keys of two cursors on their physical
 // values (BatchKeysSupported lists the types where that is Paimon's order).
 func (r *BatchReader) compareKeys(a, b *bcursor) int {
@@ -478,13 +469,13 @@ func (r *BatchReader) compareKeys(a, b *bcursor) int {
 		var c int
 		switch x.Kind {
 		case parquet.Int64:
-			c = cmp64(x.I64[a.i], y.I64[b.i])
+			c = cmp.Compare(x.I64[a.i], y.I64[b.i])
 		case parquet.Int32:
-			c = cmp64(int64(x.I32[a.i]), int64(y.I32[b.i]))
+			c = cmp.Compare(int64(x.I32[a.i]), int64(y.I32[b.i]))
 		case parquet.ByteArray, parquet.FixedLenByteArray:
 			c = bytes.Compare(x.BytesAt(a.i), y.BytesAt(b.i))
 		case parquet.Boolean:
-			c = cmp64(b2i(x.Bool[a.i]), b2i(y.Bool[b.i]))
+			c = cmp.Compare(b2i(x.Bool[a.i]), b2i(y.Bool[b.i]))
 		}
 		if c != 0 {
 			return c

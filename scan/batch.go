@@ -41,23 +41,10 @@ func CanMergeBatches(eng *merge.Engine, read datafile.Schema) (*datafile.KVCodec
 // schemas, Avro, files without key columns) go through the row reader and
 // are converted.
 func OpenMergedBatches(ctx context.Context, t *table.Table, files []*table.ManifestEntry, eng *merge.Engine, read datafile.Schema, codec *datafile.KVCodec, schemaOf SchemaFunc, dropDelete bool) (BatchIterator, error) {
-	keyTypes := eng.KeyTypes()
-	bounds := make(map[*table.ManifestEntry][2]table.Row, len(files))
-	for _, e := range files {
-		lo, err := table.DecodeBinaryRow(keyTypes, e.File.MinKey)
-		if err != nil {
-			return nil, fmt.Errorf("data file %s: min key: %w", e.File.FileName, err)
-		}
-		hi, err := table.DecodeBinaryRow(keyTypes, e.File.MaxKey)
-		if err != nil {
-			return nil, fmt.Errorf("data file %s: max key: %w", e.File.FileName, err)
-		}
-		bounds[e] = [2]table.Row{lo, hi}
+	sections, err := sectionsOf(files, eng.KeyTypes())
+	if err != nil {
+		return nil, err
 	}
-	sections := merge.IntervalPartition(files, keyTypes, func(e *table.ManifestEntry) (table.Row, table.Row) {
-		b := bounds[e]
-		return b[0], b[1]
-	})
 	it := &batchSections{ctx: ctx, t: t, eng: eng, read: read, codec: codec, schemaOf: schemaOf, dropDelete: dropDelete, sections: sections}
 	return it, nil
 }

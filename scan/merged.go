@@ -27,7 +27,20 @@ type SchemaFunc func(ctx context.Context, id int64) (datafile.Schema, error)
 // sections are read one after the other, so only one section's files are
 // open at a time. dropDelete drops merged retractions.
 func OpenMerged(ctx context.Context, t *table.Table, files []*table.ManifestEntry, eng *merge.Engine, read datafile.Schema, schemaOf SchemaFunc, dvs map[string]DeletionVector, dropDelete bool) (merge.Iterator, error) {
-	keyTypes := eng.KeyTypes()
+	sections, err := sectionsOf(files, eng.KeyTypes())
+	if err != nil {
+		return nil, err
+	}
+	parts := make([]merge.Iterator, 0, len(sections))
+	for _, section := range sections {
+		parts = append(parts, &lazySection{ctx: ctx, t: t, runs: section, eng: eng, read: read, schemaOf: schemaOf, dvs: dvs, dropDelete: dropDelete})
+	}
+	return merge.Concat(parts...), nil
+}
+
+// sectionsOf groups files into sections of overlapping key ranges, each a
+// list of sorted runs (merge.IntervalPartition on the files' key bounds).
+func sectionsOf(files []*table.ManifestEntry, keyTypes []table.DataType) ([][][]*table.ManifestEntry, error) {
 	bounds := make(map[*table.ManifestEntry][2]table.Row, len(files))
 	for _, e := range files {
 		lo, err := table.DecodeBinaryRow(keyTypes, e.File.MinKey)
@@ -40,15 +53,10 @@ func OpenMerged(ctx context.Context, t *table.Table, files []*table.ManifestEntr
 		}
 		bounds[e] = [2]table.Row{lo, hi}
 	}
-	sections := merge.IntervalPartition(files, keyTypes, func(e *table.ManifestEntry) (table.Row, table.Row) {
+	return merge.IntervalPartition(files, keyTypes, func(e *table.ManifestEntry) (table.Row, table.Row) {
 		b := bounds[e]
 		return b[0], b[1]
-	})
-	parts := make([]merge.Iterator, 0, len(sections))
-	for _, section := range sections {
-		parts = append(parts, &lazySection{ctx: ctx, t: t, runs: section, eng: eng, read: read, schemaOf: schemaOf, dvs: dvs, dropDelete: dropDelete})
-	}
-	return merge.Concat(parts...), nil
+	}), nil
 }
 
 // lazySection opens its files when first read.
