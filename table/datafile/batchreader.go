@@ -371,137 +371,50 @@ func (c *pageCursor) read(v *Vec, n int) error {
 
 // copyRows appends rows pos..pos+k of the current page.
 func (c *pageCursor) copyRows(v *Vec, k int) error {
-	// Which rows hold a value: with definition levels, a row is null when
-	// its level is below the maximum.
+	// With definition levels a row is null when its level is below the
+	// maximum; v.Null records it and only non-null rows consume a value.
+	var null []bool
 	nonNull := k
 	if c.def != nil {
-		nonNull = 0
+		base := len(v.Null)
 		for _, d := range c.def[c.pos : c.pos+k] {
-			null := d < c.maxDef
-			v.Null = append(v.Null, null)
-			if !null {
-				nonNull++
+			v.Null = append(v.Null, d < c.maxDef)
+		}
+		null = v.Null[base:]
+		for _, n := range null {
+			if n {
+				nonNull--
 			}
 		}
 	} else if v.Null != nil {
-		for range k {
-			v.Null = append(v.Null, false)
-		}
+		v.Null = append(v.Null, make([]bool, k)...)
 	}
-	avail := c.valuesLeft()
-	if nonNull > avail {
+	if avail := c.valuesLeft(); nonNull > avail {
 		return fmt.Errorf("page has %d values for %d non-null rows", avail, nonNull)
 	}
-	def := c.def
-	if def != nil {
-		def = def[c.pos : c.pos+k]
-	}
 	vp := c.vpos
-	isNull := func(r int) bool { return def != nil && def[r] < c.maxDef }
 	switch c.kind {
 	case parquet.Boolean:
-		for r := range k {
+		for _, n := range nullsOrNone(null, k) {
 			x := false
-			if !isNull(r) {
+			if !n {
 				x = c.bits[vp/8]>>(vp%8)&1 != 0
 				vp++
 			}
 			v.Bool = append(v.Bool, x)
 		}
 	case parquet.Int32:
-		src := c.i32
-		if c.idx != nil {
-			for r := range k {
-				var x int32
-				if !isNull(r) {
-					x = c.dI32[c.idx[vp]]
-					vp++
-				}
-				v.I32 = append(v.I32, x)
-			}
-		} else if def == nil {
-			v.I32 = append(v.I32, src[vp:vp+k]...)
-			vp += k
-		} else {
-			for r := range k {
-				var x int32
-				if !isNull(r) {
-					x = src[vp]
-					vp++
-				}
-				v.I32 = append(v.I32, x)
-			}
-		}
+		v.I32, vp = copyFixed(v.I32, c.i32, c.dI32, c.idx, null, k, vp)
 	case parquet.Int64:
-		src := c.i64
-		if c.idx != nil {
-			for r := range k {
-				var x int64
-				if !isNull(r) {
-					x = c.dI64[c.idx[vp]]
-					vp++
-				}
-				v.I64 = append(v.I64, x)
-			}
-		} else if def == nil {
-			v.I64 = append(v.I64, src[vp:vp+k]...)
-			vp += k
-		} else {
-			for r := range k {
-				var x int64
-				if !isNull(r) {
-					x = src[vp]
-					vp++
-				}
-				v.I64 = append(v.I64, x)
-			}
-		}
+		v.I64, vp = copyFixed(v.I64, c.i64, c.dI64, c.idx, null, k, vp)
 	case parquet.Int96:
-		for r := range k {
-			var x deprecated.Int96
-			if !isNull(r) {
-				if c.idx != nil {
-					x = c.dI96[c.idx[vp]]
-				} else {
-					x = c.i96[vp]
-				}
-				vp++
-			}
-			v.I96 = append(v.I96, x)
-		}
+		v.I96, vp = copyFixed(v.I96, c.i96, c.dI96, c.idx, null, k, vp)
 	case parquet.Float:
-		for r := range k {
-			var x float32
-			if !isNull(r) {
-				if c.idx != nil {
-					x = c.dF32[c.idx[vp]]
-				} else {
-					x = c.f32[vp]
-				}
-				vp++
-			}
-			v.F32 = append(v.F32, x)
-		}
+		v.F32, vp = copyFixed(v.F32, c.f32, c.dF32, c.idx, null, k, vp)
 	case parquet.Double:
-		if c.idx == nil && def == nil {
-			v.F64 = append(v.F64, c.f64[vp:vp+k]...)
-			vp += k
-			break
-		}
-		for r := range k {
-			var x float64
-			if !isNull(r) {
-				if c.idx != nil {
-					x = c.dF64[c.idx[vp]]
-				} else {
-					x = c.f64[vp]
-				}
-				vp++
-			}
-			v.F64 = append(v.F64, x)
-		}
+		v.F64, vp = copyFixed(v.F64, c.f64, c.dF64, c.idx, null, k, vp)
 	case parquet.ByteArray:
-		if c.idx == nil && def == nil {
+		if c.idx == nil && null == nil {
 			// A run of plain values: one copy, offsets rebased (uint32
 			// arithmetic wraps consistently).
 			start, end := c.offs[vp], c.offs[vp+k]
@@ -513,8 +426,8 @@ func (c *pageCursor) copyRows(v *Vec, k int) error {
 			vp += k
 			break
 		}
-		for r := range k {
-			if !isNull(r) {
+		for _, n := range nullsOrNone(null, k) {
+			if !n {
 				if c.idx != nil {
 					j := c.idx[vp]
 					v.Bytes = append(v.Bytes, c.dByte[c.dOffs[j]:c.dOffs[j+1]]...)
@@ -526,8 +439,8 @@ func (c *pageCursor) copyRows(v *Vec, k int) error {
 			v.Offs = append(v.Offs, uint32(len(v.Bytes)))
 		}
 	case parquet.FixedLenByteArray:
-		for r := range k {
-			if !isNull(r) {
+		for _, n := range nullsOrNone(null, k) {
+			if !n {
 				if c.idx != nil {
 					j := int(c.idx[vp]) * c.dFLBA
 					v.Bytes = append(v.Bytes, c.dByte[j:j+c.dFLBA]...)
@@ -543,6 +456,55 @@ func (c *pageCursor) copyRows(v *Vec, k int) error {
 	c.vpos = vp
 	c.pos += k
 	return nil
+}
+
+var noNulls = make([]bool, 4096)
+
+// nullsOrNone is null, or k "not null" flags when the column has no
+// definition levels.
+func nullsOrNone(null []bool, k int) []bool {
+	if null != nil {
+		return null
+	}
+	if k <= len(noNulls) {
+		return noNulls[:k]
+	}
+	return make([]bool, k)
+}
+
+// copyFixed appends k rows of a fixed-width column from plain values src or
+// dictionary dict (idx != nil), starting at value vp; null (nil: none)
+// marks the rows without a value, which get a zero.
+func copyFixed[T any](dst, src, dict []T, idx []int32, null []bool, k, vp int) ([]T, int) {
+	var zero T
+	switch {
+	case idx == nil && null == nil:
+		return append(dst, src[vp:vp+k]...), vp + k
+	case idx == nil:
+		for _, n := range null {
+			if n {
+				dst = append(dst, zero)
+			} else {
+				dst = append(dst, src[vp])
+				vp++
+			}
+		}
+	case null == nil:
+		for _, j := range idx[vp : vp+k] {
+			dst = append(dst, dict[j])
+		}
+		vp += k
+	default:
+		for _, n := range null {
+			if n {
+				dst = append(dst, zero)
+			} else {
+				dst = append(dst, dict[idx[vp]])
+				vp++
+			}
+		}
+	}
+	return dst, vp
 }
 
 // valuesLeft is the number of non-null values of the page not yet read.
