@@ -52,8 +52,17 @@ type pqSource struct {
 // the budget allows (parquet-go's default is 4 KiB).
 const readBudget = 8 << 20
 
-func readBufferSize(leaves int) int {
-	return min(max(readBudget/max(leaves, 1), 64<<10), 1<<20)
+// localReadBudget is readBudget for local files, where a refill is a
+// read(2), not a round trip: small buffers cost nothing and save ~6 MiB per
+// open file of a compaction.
+const localReadBudget = 1 << 20
+
+func readBufferSize(fio fileio.FileIO, leaves int) int {
+	budget := readBudget
+	if _, ok := fio.(*fileio.Local); ok {
+		budget = localReadBudget
+	}
+	return min(max(budget/max(leaves, 1), 64<<10), 1<<20)
 }
 
 // leafCount counts the Parquet leaf columns of Paimon fields.
@@ -89,7 +98,7 @@ func openParquet(ctx context.Context, fio fileio.FileIO, path string, leaves int
 	if err != nil {
 		return nil, nil, fmt.Errorf("open data file %s: %w", path, err)
 	}
-	bufSize := readBufferSize(leaves)
+	bufSize := readBufferSize(fio, leaves)
 	if f.Size() <= wholeReadMax {
 		// Small files (every level-0 file of a streaming writer) are read
 		// with one request: the footer, column chunks and pages would
