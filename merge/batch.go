@@ -86,30 +86,35 @@ func BatchKeysSupported(types []table.DataType) bool {
 //
 // Memory: one batch per run, the output batch and the current key's records.
 type BatchReader struct {
-	ctx     context.Context
-	codec   *datafile.KVCodec
-	fn      Function
-	pick    picker
-	cols    *partialUpdate // column-wise partial-update (pickColumns)
-	nVal    int
-	src     []int // pickColumns' result per value field
-	from    []int // per batch column, index into gtake
-	gtake   []datafile.Take
-	opts    Options
-	size    int
-	runs    []*bcursor
-	heap    []*bcursor
-	out     *datafile.Batch // the batch being filled, during next
-	own     *datafile.Batch // Next's batch
-	mat     *datafile.Batch
-	take    []datafile.Take
-	nKey    int
-	group   []*bcursor
-	recs    []groupRec
-	kinds   []table.RowKind
-	started bool
-	err     error
-	steps   uint64
+	ctx   context.Context
+	codec *datafile.KVCodec
+	fn    Function
+	pick  picker
+	cols  *partialUpdate // column-wise partial-update (pickColumns)
+	nVal  int
+	src   []int // pickColumns' result per value field
+	from  []int // per batch column, index into gtake
+	gtake []datafile.Take
+	opts  Options
+	size  int
+	runs  []*bcursor
+	heap  []*bcursor
+	out   *datafile.Batch // the batch being filled, during next
+	own   *datafile.Batch // Next's batch
+	mat   *datafile.Batch
+	take  []datafile.Take
+	// takeBytes are the value bytes of the rows in take; byteCols the
+	// columns holding byte strings.
+	takeBytes int
+	outBytes  int
+	byteCols  []int
+	nKey      int
+	group     []*bcursor
+	recs      []groupRec
+	kinds     []table.RowKind
+	started   bool
+	err       error
+	steps     uint64
 }
 
 type bcursor struct {
@@ -135,7 +140,7 @@ func NewBatchReader(ctx context.Context, codec *datafile.KVCodec, runs []BatchRu
 		return nil, errors.New("batch merge: key types take the row path")
 	}
 	r := &BatchReader{ctx: ctx, codec: codec, fn: fn, opts: opts, size: max(size, 1),
-		mat: codec.NewBatch(), nKey: codec.KeyCols()}
+		mat: codec.NewBatch(), nKey: codec.KeyCols(), byteCols: codec.ByteCols()}
 	if opts.SeqCompare == nil {
 		if p, ok := fn.(picker); ok {
 			r.pick = p
@@ -196,9 +201,11 @@ func (r *BatchReader) next(out *datafile.Batch) error {
 		}
 	}
 	out.Reset()
-	r.out = out
+	r.out, r.outBytes = out, 0
 	defer func() { r.out = nil }()
-	for r.out.N+len(r.take) < r.size && len(r.heap) > 0 {
+	// An output batch ends at size rows or, for large values, at
+	// outByteBudget bytes.
+	for r.out.N+len(r.take) < r.size && r.outBytes+r.takeBytes < outByteBudget && len(r.heap) > 0 {
 		r.steps++
 		if r.steps&1023 == 0 {
 			if err := r.ctx.Err(); err != nil {
@@ -209,29 +216,47 @@ func (r *BatchReader) next(out *datafile.Batch) error {
 			return err
 		}
 	}
-	r.flush()
+	if err := r.flush(); err != nil {
+		return err
+	}
 	if r.out.N == 0 {
 		return io.EOF
 	}
 	return nil
 }
 
+// outByteBudget bounds the value bytes of an output batch.
+const outByteBudget = 16 << 20
+
 // flush gathers the pending rows into the output batch; afterwards no row
 // of a run's batch or of mat is referenced, so they may be refilled.
 // Outside next (no output batch) nothing can be pending.
-func (r *BatchReader) flush() {
+func (r *BatchReader) flush() error {
 	if r.out == nil {
-		return
+		return nil
 	}
-	r.out.AppendTake(r.take)
+	err := r.out.AppendTake(r.take)
+	r.outBytes += r.takeBytes
 	clear(r.take)
 	r.take = r.take[:0]
+	r.takeBytes = 0
 	r.mat.Reset()
+	return err
+}
+
+// addTake queues row i of b for the output batch.
+func (r *BatchReader) addTake(b *datafile.Batch, i int) {
+	r.take = append(r.take, datafile.Take{Src: b, Row: int32(i)})
+	if len(r.byteCols) > 0 {
+		r.takeBytes += b.RowBytes(r.byteCols, i)
+	}
 }
 
 // fill loads the cursor's next batch; false at the end of the run.
 func (r *BatchReader) fill(c *bcursor) (bool, error) {
-	r.flush()
+	if err := r.flush(); err != nil {
+		return false, err
+	}
 	for {
 		err := c.src.Next(c.b, r.size)
 		if errors.Is(err, io.EOF) {
@@ -271,7 +296,7 @@ func (r *BatchReader) mergeOneKey() error {
 	if len(r.group) == 1 {
 		c := top
 		if !(r.opts.DropDelete && r.isRetract(c)) {
-			r.take = append(r.take, datafile.Take{Src: c.b, Row: int32(c.i)})
+			r.addTake(c.b, c.i)
 		}
 		return r.step(c)
 	}
@@ -365,7 +390,7 @@ func (r *BatchReader) mergeColumns() (bool, error) {
 		return false, err
 	}
 	r.mat.Cols[r.codec.KindCol()].I32[r.mat.N-1] = int32(table.RowKindInsert)
-	r.take = append(r.take, datafile.Take{Src: r.mat, Row: int32(r.mat.N - 1)})
+	r.addTake(r.mat, r.mat.N-1)
 	return true, nil
 }
 
@@ -404,7 +429,7 @@ func (r *BatchReader) mergeGroup() error {
 		}
 		if ok && !(r.opts.DropDelete && !r.kinds[idx].IsAdd()) {
 			c := g[idx]
-			r.take = append(r.take, datafile.Take{Src: c.b, Row: int32(c.i)})
+			r.addTake(c.b, c.i)
 		}
 		return nil
 	}
@@ -449,7 +474,7 @@ func (r *BatchReader) mergeGroup() error {
 	if err := r.codec.Append(r.mat, kv); err != nil {
 		return fmt.Errorf("merge key %v: %w", []any(kv.Key), err)
 	}
-	r.take = append(r.take, datafile.Take{Src: r.mat, Row: int32(r.mat.N - 1)})
+	r.addTake(r.mat, r.mat.N-1)
 	return nil
 }
 

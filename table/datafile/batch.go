@@ -1,7 +1,9 @@
 package datafile
 
 import (
+	"errors"
 	"fmt"
+	"math"
 
 	"github.com/compactd/compactd/table"
 	"github.com/parquet-go/parquet-go"
@@ -138,6 +140,9 @@ func (v *Vec) appendValue(pv parquet.Value) error {
 		v.F64 = append(v.F64, pv.Double())
 	case parquet.ByteArray, parquet.FixedLenByteArray:
 		v.Bytes = append(v.Bytes, pv.ByteArray()...)
+		if len(v.Bytes) > MaxBatchBytes {
+			return ErrBatchTooLarge
+		}
 		v.Offs = append(v.Offs, uint32(len(v.Bytes)))
 	}
 	return nil
@@ -163,11 +168,40 @@ type Take struct {
 	Row int32
 }
 
+// MaxBatchBytes bounds the bytes of one ByteArray column of a batch: value
+// offsets are 32-bit.
+const MaxBatchBytes = math.MaxUint32
+
+// ErrBatchTooLarge is returned when the values of a batch column would pass
+// MaxBatchBytes.
+var ErrBatchTooLarge = errors.New("values of one batch column exceed 4 GiB")
+
+// ByteSize is the number of value bytes of the batch's ByteArray and
+// FixedLenByteArray columns.
+func (b *Batch) ByteSize() int {
+	n := 0
+	for i := range b.Cols {
+		n += len(b.Cols[i].Bytes)
+	}
+	return n
+}
+
+// RowBytes is the number of value bytes of row i in the given columns (of
+// kind ByteArray or FixedLenByteArray: KVCodec.ByteCols).
+func (b *Batch) RowBytes(cols []int, i int) int {
+	n := 0
+	for _, c := range cols {
+		v := &b.Cols[c]
+		n += int(v.Offs[i+1] - v.Offs[i])
+	}
+	return n
+}
+
 // AppendTake appends the named rows, column by column. Every source has the
 // layout of b.
-func (b *Batch) AppendTake(take []Take) {
+func (b *Batch) AppendTake(take []Take) error {
 	if len(take) == 0 {
-		return
+		return nil
 	}
 	for c := range b.Cols {
 		d := &b.Cols[c]
@@ -207,9 +241,13 @@ func (b *Batch) AppendTake(take []Take) {
 				d.Bytes = append(d.Bytes, s.Bytes[s.Offs[t.Row]:s.Offs[t.Row+1]]...)
 				d.Offs = append(d.Offs, uint32(len(d.Bytes)))
 			}
+			if len(d.Bytes) > MaxBatchBytes {
+				return fmt.Errorf("column %d: %w", c, ErrBatchTooLarge)
+			}
 		}
 	}
 	b.N += len(take)
+	return nil
 }
 
 // KVCodec converts rows of KeyValue batches (the layout of a Schema's
@@ -278,6 +316,17 @@ func (c *KVCodec) NewBatch() *Batch {
 		b.Cols[i] = newVec(k, c.optional[i])
 	}
 	return b
+}
+
+// ByteCols lists the columns whose values are byte strings.
+func (c *KVCodec) ByteCols() []int {
+	var out []int
+	for i, k := range c.kinds {
+		if k == parquet.ByteArray || k == parquet.FixedLenByteArray {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // KeyCols is the number of key columns (the first columns of a batch).
@@ -397,6 +446,9 @@ func (b *Batch) AppendAssembled(take []Take, from []int) error {
 			d.F64 = append(d.F64, s.F64[i])
 		case parquet.ByteArray, parquet.FixedLenByteArray:
 			d.Bytes = append(d.Bytes, s.BytesAt(i)...)
+			if len(d.Bytes) > MaxBatchBytes {
+				return fmt.Errorf("column %d: %w", c, ErrBatchTooLarge)
+			}
 			d.Offs = append(d.Offs, uint32(len(d.Bytes)))
 		}
 	}

@@ -175,3 +175,63 @@ func TestWriteBatchRefusesABatchOfAnotherLayout(t *testing.T) {
 		})
 	}
 }
+
+// A batch of large values stops at the byte budget, not at the row count
+// asked for: a merge holds one batch per sorted run.
+func TestBatchReaderBoundsBatchesByBytes(t *testing.T) {
+	s := guardSchema(t)
+	codec, err := NewKVCodec(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "data-big-values-0.parquet")
+	ctx := context.Background()
+	w, err := NewKeyValueWriter(ctx, fileio.NewLocal(), path, s, map[string]string{"file.compression": "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rows, size = 600, 64 << 10
+	val := make([]byte, size)
+	for i := range rows {
+		for j := range val {
+			val[j] = byte('a' + (i+j)%26)
+		}
+		kv := table.KeyValue{Key: table.Row{int32(i)}, Seq: int64(i), Value: table.Row{int32(i), int8(1), string(val)}}
+		if err := w.Write(kv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenKeyValueBatches(ctx, fileio.NewLocal(), path, s, s, codec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	b := codec.NewBatch()
+	total, batches := 0, 0
+	for {
+		err := r.Next(b, 1024)
+		if err != nil {
+			break
+		}
+		batches++
+		if b.ByteSize() > batchByteBudget+size {
+			t.Fatalf("batch %d holds %d value bytes in %d rows, budget %d", batches, b.ByteSize(), b.N, batchByteBudget)
+		}
+		for i := range b.N {
+			got, err := codec.Record(b, i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Key[0] != int32(total+i) || len(got.Value[2].(string)) != size {
+				t.Fatalf("row %d: key %v, value of %d bytes", total+i, got.Key[0], len(got.Value[2].(string)))
+			}
+		}
+		total += b.N
+	}
+	if total != rows || batches < 2 {
+		t.Fatalf("read %d rows in %d batches, want %d rows in several", total, batches, rows)
+	}
+}

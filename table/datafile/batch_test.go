@@ -827,7 +827,9 @@ func TestKVCodecAndAppendTake(t *testing.T) {
 			take = append(take, Take{Src: src, Row: int32(i / 2)})
 			want = append(want, recs[i])
 		}
-		out.AppendTake(take)
+		if err := out.AppendTake(take); err != nil {
+			t.Fatal(err)
+		}
 		if out.N != len(want) {
 			t.Fatalf("round %d: %d rows, want %d", round, out.N, len(want))
 		}

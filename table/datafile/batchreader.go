@@ -112,8 +112,9 @@ func samePhysical(got, exp parquet.Node) bool {
 		timeUnitOf(gt) == timeUnitOf(et)
 }
 
-// Next fills b (reset first) with up to max rows; io.EOF when none are left.
-func (r *BatchReader) Next(b *Batch, max int) (err error) {
+// Next fills b (reset first) with up to limit rows, fewer when their values
+// pass batchByteBudget; io.EOF when none are left.
+func (r *BatchReader) Next(b *Batch, limit int) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("read data file %s: corrupt Parquet data: %v", r.path, p)
@@ -136,20 +137,41 @@ func (r *BatchReader) Next(b *Batch, max int) (err error) {
 			c.open(chunks[r.leaf[i]].Pages())
 		}
 	}
-	n := int(min(int64(max), r.left))
-	for i, c := range r.cols {
-		if err := c.read(&b.Cols[i], n); err != nil {
-			return fmt.Errorf("read data file %s column %s: %w", r.path, c.name, err)
+	// Rows are read in steps so that a batch of large values stops at
+	// batchByteBudget (at least one step) instead of at max rows.
+	want := int(min(int64(limit), r.left))
+	step := batchStep
+	for b.N < want {
+		n := min(step, want-b.N)
+		for i, c := range r.cols {
+			if err := c.read(&b.Cols[i], n); err != nil {
+				return fmt.Errorf("read data file %s column %s: %w", r.path, c.name, err)
+			}
 		}
+		b.N += n
+		r.left -= int64(n)
+		size := b.ByteSize()
+		if size >= batchByteBudget {
+			break
+		}
+		// The next step is as many rows as the rest of the budget holds
+		// at the bytes per row seen so far.
+		perRow := max(size/b.N, 1)
+		step = min(max((batchByteBudget-size)/perRow, 1), batchStep)
 	}
-	r.left -= int64(n)
-	b.N = n
 	if err := r.check(b); err != nil {
 		return err
 	}
-	r.row += int64(n)
+	r.row += int64(b.N)
 	return nil
 }
+
+// batchByteBudget bounds the value bytes of a batch the reader fills (one
+// batch per sorted run is held by a merge), read batchStep rows at a time.
+const (
+	batchByteBudget = 16 << 20
+	batchStep       = 128
+)
 
 // check holds the batch to what the row reader accepts or produces: a
 // record kind the row path would refuse is refused, and TINYINT/SMALLINT
@@ -452,6 +474,9 @@ func (c *pageCursor) copyRows(v *Vec, k int) error {
 			}
 			v.Offs = append(v.Offs, uint32(len(v.Bytes)))
 		}
+	}
+	if len(v.Bytes) > MaxBatchBytes {
+		return ErrBatchTooLarge
 	}
 	c.vpos = vp
 	c.pos += k
