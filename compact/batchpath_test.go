@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/compactd/compactd/compact"
@@ -167,5 +168,51 @@ func writeRandomWide(t *testing.T, tb *table.Table, rng *rand.Rand, commits, row
 		if _, err := w.Commit(ctx); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// Large values split batches by bytes (see datafile and merge): the result
+// is still the row path's.
+func TestBatchPathCompactsLargeValuesLikeTheRowPath(t *testing.T) {
+	tb := newTable(t, map[string]string{"bucket": "1"})
+	ctx := context.Background()
+	w, err := write.NewWriter(ctx, tb, "writer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("0123456789abcdef", 300<<10/16)
+	for c := range 3 {
+		for k := range 60 {
+			if (k+c)%3 == 0 {
+				continue
+			}
+			row := table.Row{int64(k), "p0", int64(c), fmt.Sprintf("%d-%d-%s", c, k, big), nil}
+			if err := w.Write(table.RowKindInsert, row); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := w.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rowDir := filepath.Join(t.TempDir(), "copy")
+	expiretest.CopyDir(t, tb.Path(), rowDir)
+	rowTb, err := table.OpenPath(ctx, fileio.NewLocal(), rowDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := scanRows(t, tb)
+	if _, err := compact.Run(ctx, reopen(t, tb), compact.Options{Full: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := compact.Run(ctx, reopen(t, rowTb), compact.Options{Full: true, RowPath: true}); err != nil {
+		t.Fatal(err)
+	}
+	got, want := scanRows(t, tb), scanRows(t, rowTb)
+	if !slices.Equal(got, want) || !slices.Equal(got, before) || len(got) != 60 {
+		t.Fatalf("batch path: %d rows, row path %d, before %d (want 60, all equal)", len(got), len(want), len(before))
+	}
+	if gm, wm := liveMetas(t, tb), liveMetas(t, rowTb); !reflect.DeepEqual(gm, wm) {
+		t.Fatalf("file metadata differs:\nbatch %v\nrow   %v", gm, wm)
 	}
 }
