@@ -15,6 +15,7 @@ import (
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/merge"
 	"github.com/compactd/compactd/planner"
+	"github.com/compactd/compactd/scan"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
 )
@@ -273,7 +274,7 @@ func limitJobs(jobs []planner.Job, maxBuckets int, maxBytes int64) []planner.Job
 }
 
 func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.Job, o Options, now func() time.Time, deadline time.Time) ([]*JobResult, error) {
-	x := &executor{t: t, view: v, targetSize: o.TargetFileSize, now: now, rowPath: o.RowPath}
+	x := &executor{t: t, view: v, targetSize: o.TargetFileSize, now: now}
 	s := t.Schema()
 	x.read = datafile.Schema{Fields: s.Fields, KeyNames: s.TrimmedPrimaryKeys()}
 	if s.HasPrimaryKey() {
@@ -282,6 +283,13 @@ func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.J
 			return nil, fmt.Errorf("table %s: %w", t.FullName(), err)
 		}
 		x.eng = eng
+		if !o.RowPath {
+			codec, err := scan.BatchCodec(eng, x.read)
+			if err != nil {
+				slog.Info("compacting record by record", "table", t.FullName(), "reason", err)
+			}
+			x.codec = codec
+		}
 	}
 	if err := x.loadSchemas(ctx); err != nil {
 		return nil, err

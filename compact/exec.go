@@ -40,8 +40,9 @@ type executor struct {
 	targetSize int64
 	now        func() time.Time
 	schemas    map[int64]datafile.Schema
-	// rowPath forces the row-at-a-time merge (Options.RowPath).
-	rowPath bool
+	// codec is set when the table's jobs merge as column batches (nil:
+	// record by record, Options.RowPath or scan.BatchCodec's reason).
+	codec *datafile.KVCodec
 }
 
 func (x *executor) schemaOf(ctx context.Context, id int64) (datafile.Schema, error) {
@@ -158,8 +159,8 @@ func (x *executor) rewrite(ctx context.Context, b *table.BucketFiles, files []*t
 		r.SetTargetSize(x.targetSize)
 	}
 	var err error
-	if codec, ok := scan.CanMergeBatches(x.eng, x.read); ok && !x.rowPath {
-		err = x.mergeBatches(ctx, files, job, codec, r)
+	if x.codec != nil {
+		err = x.mergeBatches(ctx, files, job, x.codec, r)
 	} else {
 		err = x.mergeRecords(ctx, files, job, r)
 	}

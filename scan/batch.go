@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 
 	"github.com/compactd/compactd/merge"
 	"github.com/compactd/compactd/table"
@@ -22,17 +23,18 @@ type BatchIterator interface {
 // BatchSize is the number of rows per batch of the batch path.
 const BatchSize = 1024
 
-// CanMergeBatches reports whether OpenMergedBatches can merge a table with
-// this read schema and engine: flat columns and keys the batch merge orders.
-func CanMergeBatches(eng *merge.Engine, read datafile.Schema) (*datafile.KVCodec, bool) {
+// BatchCodec returns the codec OpenMergedBatches needs for a table with
+// this read schema and engine, or why the table must be merged record by
+// record (nested columns, keys the batch merge cannot order).
+func BatchCodec(eng *merge.Engine, read datafile.Schema) (*datafile.KVCodec, error) {
 	if !merge.BatchKeysSupported(eng.KeyTypes()) {
-		return nil, false
+		return nil, errors.New("primary key of floating-point, wide decimal or nanosecond timestamp type")
 	}
 	codec, err := datafile.NewKVCodec(read)
 	if err != nil {
-		return nil, false
+		return nil, err
 	}
-	return codec, true
+	return codec, nil
 }
 
 // OpenMergedBatches is OpenMerged on the batch path (no deletion vectors):
@@ -174,6 +176,7 @@ func (s *batchSections) open(e *table.ManifestEntry) (batchFile, error) {
 	if !errors.Is(err, datafile.ErrNoBatchPath) {
 		return nil, err
 	}
+	slog.Debug("data file read record by record", "table", s.t.FullName(), "reason", err)
 	rr, err := datafile.OpenKeyValue(s.ctx, s.t.FileIO(), path, fileSchema, s.read)
 	if err != nil {
 		return nil, err
