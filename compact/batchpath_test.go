@@ -16,6 +16,7 @@ import (
 	"github.com/compactd/compactd/compact"
 	"github.com/compactd/compactd/expire/expiretest"
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/scan"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/write"
 )
@@ -215,4 +216,96 @@ func TestBatchPathCompactsLargeValuesLikeTheRowPath(t *testing.T) {
 	if gm, wm := liveMetas(t, tb), liveMetas(t, rowTb); !reflect.DeepEqual(gm, wm) {
 		t.Fatalf("file metadata differs:\nbatch %v\nrow   %v", gm, wm)
 	}
+}
+
+// Append tables: small-file compaction on the batch path writes the row
+// path's rows, in the same order, and the same file metadata, on every
+// Parquet append table of the shared fixtures compactd compacts (bucketed,
+// bucket -1, partitioned, altered schemas).
+func TestBatchPathCompactsAppendTablesLikeTheRowPath(t *testing.T) {
+	ctx := context.Background()
+	root := filepath.Join("..", "..", "shared", "fixtures", "paimon-cpp", "parquet")
+	dbs, err := filepath.Glob(filepath.Join(root, "*.db", "*"))
+	if err != nil || len(dbs) == 0 {
+		t.Fatalf("no fixture tables under %s (%v)", root, err)
+	}
+	compacted := 0
+	for _, dir := range dbs {
+		name := filepath.Base(filepath.Dir(dir)) + "/" + filepath.Base(dir)
+		src, err := table.OpenPath(ctx, fileio.NewLocal(), dir)
+		if err != nil || src.Schema().HasPrimaryKey() || compact.Supported(src, nil) != nil {
+			continue
+		}
+		copies := [2]*table.Table{}
+		for i := range copies {
+			d := filepath.Join(t.TempDir(), "t")
+			expiretest.CopyDir(t, dir, d)
+			if copies[i], err = table.OpenPath(ctx, fileio.NewLocal(), d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before, err := scanOrder(copies[0])
+		if err != nil {
+			t.Logf("%s: not scanned: %v", name, err)
+			continue
+		}
+		// The fixtures hold few files: compact every bucket with two or more.
+		over := map[string]string{"compaction.min.file-num": "2"}
+		sum, errBatch := compact.Run(ctx, copies[0], compact.Options{Full: true, CommitUser: "c", Overrides: over})
+		_, errRow := compact.Run(ctx, copies[1], compact.Options{Full: true, CommitUser: "c", RowPath: true, Overrides: over})
+		if (errBatch == nil) != (errRow == nil) {
+			t.Fatalf("%s: batch path %v, row path %v", name, errBatch, errRow)
+		}
+		if errBatch != nil {
+			t.Logf("%s: not compacted by either path: %v", name, errBatch)
+			continue
+		}
+		got, want := scanInOrder(t, copies[0]), scanInOrder(t, copies[1])
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: batch path rows (in read order) differ from the row path's", name)
+		}
+		sorted := slices.Clone(got)
+		slices.Sort(sorted)
+		slices.Sort(before)
+		if !slices.Equal(sorted, before) {
+			t.Fatalf("%s: compaction changed the rows: %d after, %d before", name, len(got), len(before))
+		}
+		if gm, wm := liveMetas(t, copies[0]), liveMetas(t, copies[1]); !reflect.DeepEqual(gm, wm) {
+			t.Fatalf("%s: file metadata differs:\nbatch %v\nrow   %v", name, gm, wm)
+		}
+		if sum.FilesIn > 0 {
+			compacted++
+			t.Logf("%s: %d files -> %d", name, sum.FilesIn, sum.FilesOut)
+		}
+	}
+	if compacted < 3 {
+		t.Fatalf("only %d append fixture tables compacted; the test needs several", compacted)
+	}
+	t.Logf("%d append fixture tables compacted alike on both paths", compacted)
+}
+
+// scanInOrder is the table's rows as the scan returns them (append tables
+// read in sequence order).
+func scanInOrder(t *testing.T, tb *table.Table) []string {
+	t.Helper()
+	rows, err := scanOrder(reopen(t, tb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func scanOrder(tb *table.Table) ([]string, error) {
+	ctx := context.Background()
+	sc, err := scan.New(ctx, tb, nil)
+	if err != nil {
+		return nil, err
+	}
+	var rows []string
+	err = sc.Each(ctx, func(r table.Row) error {
+		b, err := scan.AppendJSON(nil, sc.ReadType(), r)
+		rows = append(rows, string(b))
+		return err
+	})
+	return rows, err
 }

@@ -290,6 +290,12 @@ func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.J
 			}
 			x.codec = codec
 		}
+	} else if !o.RowPath {
+		codec, err := datafile.NewCodec(x.read.Fields)
+		if err != nil {
+			slog.Info("compacting record by record", "table", t.FullName(), "reason", err)
+		}
+		x.rowCodec = codec
 	}
 	if err := x.loadSchemas(ctx); err != nil {
 		return nil, err

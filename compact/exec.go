@@ -41,8 +41,10 @@ type executor struct {
 	now        func() time.Time
 	schemas    map[int64]datafile.Schema
 	// codec is set when the table's jobs merge as column batches (nil:
-	// record by record, Options.RowPath or scan.BatchCodec's reason).
-	codec *datafile.KVCodec
+	// record by record, Options.RowPath or scan.BatchCodec's reason);
+	// rowCodec likewise for append tables.
+	codec    *datafile.KVCodec
+	rowCodec *datafile.Codec
 }
 
 func (x *executor) schemaOf(ctx context.Context, id int64) (datafile.Schema, error) {
@@ -214,14 +216,14 @@ func (x *executor) mergeBatches(ctx context.Context, files []*table.ManifestEntr
 		return err
 	}
 	defer it.Close()
-	return PipeBatches(ctx, codec, it.NextInto, r.WriteBatch)
+	return PipeBatches(ctx, codec.Codec, it.NextInto, r.WriteBatch)
 }
 
 // PipeBatches passes every batch next produces (io.EOF ends) to write,
 // calling next on a second goroutine: batches circulate between the two
 // through a small pool, so memory stays a few batches. next is no longer
 // called when PipeBatches returns.
-func PipeBatches(ctx context.Context, codec *datafile.KVCodec, next func(*datafile.Batch) error, write func(*datafile.Batch) error) error {
+func PipeBatches(ctx context.Context, codec *datafile.Codec, next func(*datafile.Batch) error, write func(*datafile.Batch) error) error {
 	const depth = 3
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -293,37 +295,22 @@ func (x *executor) rewriteAppend(ctx context.Context, b *table.BucketFiles, file
 	if x.targetSize > 0 {
 		r.SetTargetSize(x.targetSize)
 	}
-	copyFile := func(e *table.ManifestEntry) error {
-		path, err := x.t.DataFilePath(e)
+	if x.rowCodec != nil {
+		src := &appendSource{ctx: ctx, x: x, files: files}
+		err := PipeBatches(ctx, x.rowCodec, src.next, r.WriteBatch)
+		if cerr := src.close(); err == nil {
+			err = cerr
+		}
 		if err != nil {
-			return err
-		}
-		fileSchema, err := x.schemaOf(ctx, e.File.SchemaID)
-		if err != nil {
-			return err
-		}
-		rr, err := datafile.OpenRows(ctx, x.t.FileIO(), path, fileSchema.Fields, x.read.Fields)
-		if err != nil {
-			return err
-		}
-		defer rr.Close()
-		for {
-			row, err := rr.Next()
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			if err == nil {
-				err = r.Write(row)
-			}
-			if err != nil {
-				return err
-			}
-		}
-	}
-	for _, e := range files {
-		if err := copyFile(e); err != nil {
 			r.Abort()
 			return nil, err
+		}
+	} else {
+		for _, e := range files {
+			if err := x.copyRows(ctx, e, r); err != nil {
+				r.Abort()
+				return nil, err
+			}
 		}
 	}
 	metas, err := r.Close()
@@ -337,6 +324,140 @@ func (x *executor) rewriteAppend(ctx context.Context, b *table.BucketFiles, file
 	}
 	return outs, nil
 }
+
+// copyRows writes the rows of one append file to r, record by record.
+func (x *executor) copyRows(ctx context.Context, e *table.ManifestEntry, r *write.AppendRoller) error {
+	path, err := x.t.DataFilePath(e)
+	if err != nil {
+		return err
+	}
+	fileSchema, err := x.schemaOf(ctx, e.File.SchemaID)
+	if err != nil {
+		return err
+	}
+	rr, err := datafile.OpenRows(ctx, x.t.FileIO(), path, fileSchema.Fields, x.read.Fields)
+	if err != nil {
+		return err
+	}
+	defer rr.Close()
+	for {
+		row, err := rr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err == nil {
+			err = r.Write(row)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// appendSource reads append files one after the other as batches: page by
+// page when a file has the read schema's layout, else through the row
+// reader.
+type appendSource struct {
+	ctx   context.Context
+	x     *executor
+	files []*table.ManifestEntry
+	cur   interface {
+		Next(b *datafile.Batch, max int) error
+		Close() error
+	}
+}
+
+func (s *appendSource) next(b *datafile.Batch) error {
+	for {
+		if s.cur == nil {
+			if len(s.files) == 0 {
+				return io.EOF
+			}
+			e := s.files[0]
+			s.files = s.files[1:]
+			if err := s.open(e); err != nil {
+				return err
+			}
+		}
+		err := s.cur.Next(b, scan.BatchSize)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+		cur := s.cur
+		s.cur = nil
+		if err := cur.Close(); err != nil {
+			return err
+		}
+	}
+}
+
+func (s *appendSource) open(e *table.ManifestEntry) error {
+	x := s.x
+	path, err := x.t.DataFilePath(e)
+	if err != nil {
+		return err
+	}
+	fileSchema, err := x.schemaOf(s.ctx, e.File.SchemaID)
+	if err != nil {
+		return err
+	}
+	br, err := datafile.OpenRowBatches(s.ctx, x.t.FileIO(), path, fileSchema.Fields, x.read.Fields, x.rowCodec)
+	if err == nil {
+		s.cur = br
+		return nil
+	}
+	if !errors.Is(err, datafile.ErrNoBatchPath) {
+		return err
+	}
+	rr, err := datafile.OpenRows(s.ctx, x.t.FileIO(), path, fileSchema.Fields, x.read.Fields)
+	if err != nil {
+		return err
+	}
+	s.cur = &rowsAsBatches{r: rr, codec: x.rowCodec, path: path}
+	return nil
+}
+
+func (s *appendSource) close() error {
+	s.files = nil
+	if s.cur == nil {
+		return nil
+	}
+	err := s.cur.Close()
+	s.cur = nil
+	return err
+}
+
+// rowsAsBatches converts the rows of the row reader into batches.
+type rowsAsBatches struct {
+	r     *datafile.RowReader
+	codec *datafile.Codec
+	path  string
+}
+
+func (f *rowsAsBatches) Next(b *datafile.Batch, max int) error {
+	b.Reset()
+	for b.N < max {
+		row, err := f.r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if err := f.codec.AppendRow(b, row); err != nil {
+			return fmt.Errorf("read data file %s: %w", f.path, err)
+		}
+	}
+	if b.N == 0 {
+		return io.EOF
+	}
+	return nil
+}
+
+func (f *rowsAsBatches) Close() error { return f.r.Close() }
 
 func compareInt64(a, b int64) int {
 	switch {

@@ -42,7 +42,7 @@ func TestPipeBatchesWritesEveryBatchInOrder(t *testing.T) {
 	codec := pipeCodec(t)
 	var calls atomic.Int64
 	var got []int64
-	err := compact.PipeBatches(context.Background(), codec, source(codec, 50, -1, &calls), func(b *datafile.Batch) error {
+	err := compact.PipeBatches(context.Background(), codec.Codec, source(codec, 50, -1, &calls), func(b *datafile.Batch) error {
 		got = append(got, b.Cols[0].I64[0])
 		return nil
 	})
@@ -63,7 +63,7 @@ func TestPipeBatchesStopsReadingWhenAWriteFails(t *testing.T) {
 	codec := pipeCodec(t)
 	var calls atomic.Int64
 	writes := 0
-	err := compact.PipeBatches(context.Background(), codec, source(codec, -1, -1, &calls), func(b *datafile.Batch) error {
+	err := compact.PipeBatches(context.Background(), codec.Codec, source(codec, -1, -1, &calls), func(b *datafile.Batch) error {
 		writes++
 		if writes == 3 {
 			return errors.New("bucket full")
@@ -87,7 +87,7 @@ func TestPipeBatchesReturnsTheReadErrorAfterWritingWhatCameBefore(t *testing.T) 
 	codec := pipeCodec(t)
 	var calls atomic.Int64
 	writes := 0
-	err := compact.PipeBatches(context.Background(), codec, source(codec, -1, 7, &calls), func(b *datafile.Batch) error {
+	err := compact.PipeBatches(context.Background(), codec.Codec, source(codec, -1, 7, &calls), func(b *datafile.Batch) error {
 		writes++
 		return nil
 	})
@@ -104,7 +104,7 @@ func TestPipeBatchesHonoursCancellation(t *testing.T) {
 	var calls atomic.Int64
 	ctx, cancel := context.WithCancel(context.Background())
 	writes := 0
-	err := compact.PipeBatches(ctx, codec, source(codec, -1, -1, &calls), func(b *datafile.Batch) error {
+	err := compact.PipeBatches(ctx, codec.Codec, source(codec, -1, -1, &calls), func(b *datafile.Batch) error {
 		writes++
 		if writes == 5 {
 			cancel()

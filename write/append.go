@@ -38,20 +38,50 @@ func NewAppendRoller(ctx context.Context, t *table.Table, partition []byte, buck
 // SetTargetSize overrides target-file-size (tests and benchmarks).
 func (r *AppendRoller) SetTargetSize(n int64) { r.target = n }
 
+func (r *AppendRoller) open() error {
+	if r.cur != nil {
+		return nil
+	}
+	dir, err := r.t.Paths().BucketPath(r.partition, r.bucket)
+	if err != nil {
+		return err
+	}
+	r.curPath = dir + "/" + r.t.Paths().NewDataFileName()
+	w, err := datafile.NewRowWriter(r.ctx, r.t.FileIO(), r.curPath, r.t.Schema().Fields, r.t.Schema().EffectiveOptions())
+	if err != nil {
+		return err
+	}
+	r.cur, r.curSeq = w, r.seq
+	r.written = append(r.written, r.curPath)
+	return nil
+}
+
+// WriteBatch appends the rows of b (a batch of the table schema's columns).
+// Files roll at the same row counts as with Write.
+func (r *AppendRoller) WriteBatch(b *datafile.Batch) error {
+	for from := 0; from < b.N; {
+		if err := r.open(); err != nil {
+			return err
+		}
+		n := min(b.N-from, 1000-int(r.cur.RowCount()%1000))
+		if err := r.cur.WriteBatch(b, from, from+n); err != nil {
+			return err
+		}
+		from += n
+		r.seq += int64(n)
+		if r.cur.RowCount()%1000 == 0 && r.cur.EstimatedSize() >= r.target {
+			if err := r.roll(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Write appends one row.
 func (r *AppendRoller) Write(row table.Row) error {
-	if r.cur == nil {
-		dir, err := r.t.Paths().BucketPath(r.partition, r.bucket)
-		if err != nil {
-			return err
-		}
-		r.curPath = dir + "/" + r.t.Paths().NewDataFileName()
-		w, err := datafile.NewRowWriter(r.ctx, r.t.FileIO(), r.curPath, r.t.Schema().Fields, r.t.Schema().EffectiveOptions())
-		if err != nil {
-			return err
-		}
-		r.cur, r.curSeq = w, r.seq
-		r.written = append(r.written, r.curPath)
+	if err := r.open(); err != nil {
+		return err
 	}
 	if err := r.cur.Write(row); err != nil {
 		return err

@@ -90,7 +90,7 @@ func copyRecords(ctx context.Context, fio fileio.FileIO, in, out string, schema 
 	// compaction does.
 	var n int64
 	next := func(b *datafile.Batch) error { return r.Next(b, scan.BatchSize) }
-	err = compact.PipeBatches(ctx, codec, next, func(b *datafile.Batch) error {
+	err = compact.PipeBatches(ctx, codec.Codec, next, func(b *datafile.Batch) error {
 		n += int64(b.N)
 		return w.WriteBatch(b, 0, b.N)
 	})

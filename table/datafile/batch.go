@@ -250,26 +250,23 @@ func (b *Batch) AppendTake(take []Take) error {
 	return nil
 }
 
-// KVCodec converts rows of KeyValue batches (the layout of a Schema's
-// KeyValueFields, flat) to and from table.KeyValue.
-type KVCodec struct {
-	nKey, nVal int
-	kinds      []parquet.Kind
-	optional   []bool
+// Codec describes the columns of a flat file layout for batches: their
+// Parquet kinds and converters between physical values and Go values.
+type Codec struct {
+	kinds    []parquet.Kind
+	optional []bool
 	// narrow is 8 for TINYINT and 16 for SMALLINT columns (stored as
 	// INT32), 0 otherwise.
 	narrow []int
 	dec    []decodeFunc
 	enc    []encodeFunc
+	fields table.RowType
 }
 
-// NewKVCodec builds the codec of schema's KeyValue layout. It fails when a
-// column is not flat (nested types take the row path).
-func NewKVCodec(schema Schema) (*KVCodec, error) {
-	fields, err := schema.KeyValueFields()
-	if err != nil {
-		return nil, err
-	}
+// NewCodec builds the codec of a flat row layout (an append table's
+// columns). It fails when a column is not flat (nested types take the row
+// path).
+func NewCodec(fields table.RowType) (*Codec, error) {
 	layout, err := parquetSchema(fields)
 	if err != nil {
 		return nil, err
@@ -278,7 +275,7 @@ func NewKVCodec(schema Schema) (*KVCodec, error) {
 	if len(leaves) != len(fields) {
 		return nil, fmt.Errorf("not flat: %d leaf columns for %d fields", len(leaves), len(fields))
 	}
-	c := &KVCodec{nKey: len(schema.KeyNames), nVal: len(schema.Fields)}
+	c := &Codec{fields: fields}
 	for i, f := range fields {
 		leaf, ok := layout.schema.Lookup(leaves[i]...)
 		if !ok {
@@ -310,7 +307,7 @@ func NewKVCodec(schema Schema) (*KVCodec, error) {
 }
 
 // NewBatch returns an empty batch of the codec's layout.
-func (c *KVCodec) NewBatch() *Batch {
+func (c *Codec) NewBatch() *Batch {
 	b := &Batch{Cols: make([]Vec, len(c.kinds))}
 	for i, k := range c.kinds {
 		b.Cols[i] = newVec(k, c.optional[i])
@@ -319,7 +316,7 @@ func (c *KVCodec) NewBatch() *Batch {
 }
 
 // ByteCols lists the columns whose values are byte strings.
-func (c *KVCodec) ByteCols() []int {
+func (c *Codec) ByteCols() []int {
 	var out []int
 	for i, k := range c.kinds {
 		if k == parquet.ByteArray || k == parquet.FixedLenByteArray {
@@ -327,6 +324,77 @@ func (c *KVCodec) ByteCols() []int {
 		}
 	}
 	return out
+}
+
+// Row materializes row i of b.
+func (c *Codec) Row(b *Batch, i int) (table.Row, error) {
+	row := make(table.Row, len(c.kinds))
+	for j := range c.kinds {
+		col := &b.Cols[j]
+		if col.IsNull(i) {
+			continue
+		}
+		v, err := c.dec[j](col.value(i))
+		if err != nil {
+			return nil, err
+		}
+		row[j] = v
+	}
+	return row, nil
+}
+
+// AppendRow appends row (Go values of the layout's fields) to b.
+func (c *Codec) AppendRow(b *Batch, row table.Row) error {
+	if len(row) != len(c.kinds) {
+		return fmt.Errorf("row has %d fields, want %d", len(row), len(c.kinds))
+	}
+	for j, v := range row {
+		if err := c.appendValue(b, j, v); err != nil {
+			return err
+		}
+	}
+	b.N++
+	return nil
+}
+
+func (c *Codec) appendValue(b *Batch, j int, v any) error {
+	if v == nil {
+		if err := b.Cols[j].appendValue(parquet.NullValue()); err != nil {
+			return fmt.Errorf("column %d: %w", j, err)
+		}
+		return nil
+	}
+	pv, err := c.enc[j](v)
+	if err == nil {
+		err = b.Cols[j].appendValue(pv)
+	}
+	if err != nil {
+		// The batch is left ragged: the caller abandons the file.
+		return fmt.Errorf("column %d: %w", j, err)
+	}
+	return nil
+}
+
+// KVCodec is the Codec of a Schema's KeyValue layout (_KEY_ columns,
+// _SEQUENCE_NUMBER, _VALUE_KIND, value columns), converting rows to and
+// from table.KeyValue.
+type KVCodec struct {
+	*Codec
+	nKey, nVal int
+}
+
+// NewKVCodec builds the codec of schema's KeyValue layout. It fails when a
+// column is not flat (nested types take the row path).
+func NewKVCodec(schema Schema) (*KVCodec, error) {
+	fields, err := schema.KeyValueFields()
+	if err != nil {
+		return nil, err
+	}
+	c, err := NewCodec(fields)
+	if err != nil {
+		return nil, err
+	}
+	return &KVCodec{Codec: c, nKey: len(schema.KeyNames), nVal: len(schema.Fields)}, nil
 }
 
 // KeyCols is the number of key columns (the first columns of a batch).
@@ -383,18 +451,8 @@ func (c *KVCodec) Append(b *Batch, kv table.KeyValue) error {
 		default:
 			v = kv.Value[j-c.nKey-2]
 		}
-		var err error
-		if v == nil {
-			err = b.Cols[j].appendValue(parquet.NullValue())
-		} else {
-			var pv parquet.Value
-			if pv, err = c.enc[j](v); err == nil {
-				err = b.Cols[j].appendValue(pv)
-			}
-		}
-		if err != nil {
-			// The batch is left ragged: the caller abandons the file.
-			return fmt.Errorf("column %d: %w", j, err)
+		if err := c.appendValue(b, j, v); err != nil {
+			return err
 		}
 	}
 	b.N++

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 )
@@ -28,9 +29,10 @@ type BatchReader struct {
 	left int64 // rows left in the current row group
 	cols []*pageCursor
 	// leaf is the file's leaf column of each batch column.
-	leaf  []int
-	codec *KVCodec
-	row   int64 // rows returned so far
+	leaf    []int
+	codec   *Codec
+	kindCol int   // the _VALUE_KIND column, -1 for append files
+	row     int64 // rows returned so far
 }
 
 // OpenKeyValueBatches opens a KeyValue data file written with fileSchema for
@@ -38,19 +40,36 @@ type BatchReader struct {
 // with an error wrapping ErrNoBatchPath, without reading data, when the file
 // is not an exact physical match.
 func OpenKeyValueBatches(ctx context.Context, fio fileio.FileIO, path string, fileSchema, readSchema Schema, codec *KVCodec) (*BatchReader, error) {
-	format, err := FormatOf(path)
-	if err != nil {
-		return nil, err
-	}
-	if format != FormatParquet {
-		return nil, fmt.Errorf("data file %s: %w: format %s", path, ErrNoBatchPath, format)
-	}
 	if !sameSchema(fileSchema, readSchema) {
 		return nil, fmt.Errorf("data file %s: %w: written with another schema", path, ErrNoBatchPath)
 	}
 	fields, err := readSchema.KeyValueFields()
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", path, err)
+	}
+	return openBatches(ctx, fio, path, fields, codec.Codec, codec.KindCol())
+}
+
+// OpenRowBatches opens an append-table data file written with fileFields
+// for reading as batches of codec's layout (readFields); like
+// OpenKeyValueBatches it fails with ErrNoBatchPath unless the file is an
+// exact physical match.
+func OpenRowBatches(ctx context.Context, fio fileio.FileIO, path string, fileFields, readFields table.RowType, codec *Codec) (*BatchReader, error) {
+	if !sameFields(fileFields, readFields) {
+		return nil, fmt.Errorf("data file %s: %w: written with another schema", path, ErrNoBatchPath)
+	}
+	return openBatches(ctx, fio, path, readFields, codec, -1)
+}
+
+// openBatches opens a Parquet file whose leaf columns must be exactly
+// fields' layout; kindCol >= 0 is a _VALUE_KIND column to check.
+func openBatches(ctx context.Context, fio fileio.FileIO, path string, fields table.RowType, codec *Codec, kindCol int) (*BatchReader, error) {
+	format, err := FormatOf(path)
+	if err != nil {
+		return nil, err
+	}
+	if format != FormatParquet {
+		return nil, fmt.Errorf("data file %s: %w: format %s", path, ErrNoBatchPath, format)
 	}
 	if len(fields) != len(codec.kinds) {
 		return nil, fmt.Errorf("data file %s: codec has %d columns, schema %d", path, len(codec.kinds), len(fields))
@@ -59,7 +78,7 @@ func OpenKeyValueBatches(ctx context.Context, fio fileio.FileIO, path string, fi
 	if err != nil {
 		return nil, err
 	}
-	r := &BatchReader{ctx: ctx, path: path, f: f, pf: pf, codec: codec}
+	r := &BatchReader{ctx: ctx, path: path, f: f, pf: pf, codec: codec, kindCol: kindCol}
 	root := pf.Schema()
 	if len(root.Columns()) != len(fields) {
 		f.Close()
@@ -88,17 +107,24 @@ func OpenKeyValueBatches(ctx context.Context, fio fileio.FileIO, path string, fi
 }
 
 func sameSchema(a, b Schema) bool {
-	if len(a.Fields) != len(b.Fields) || len(a.KeyNames) != len(b.KeyNames) {
+	if len(a.KeyNames) != len(b.KeyNames) || !sameFields(a.Fields, b.Fields) {
 		return false
-	}
-	for i := range a.Fields {
-		x, y := a.Fields[i], b.Fields[i]
-		if x.ID != y.ID || x.Name != y.Name || x.Type.String() != y.Type.String() || x.Type.Nullable != y.Type.Nullable {
-			return false
-		}
 	}
 	for i := range a.KeyNames {
 		if a.KeyNames[i] != b.KeyNames[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func sameFields(a, b table.RowType) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.ID != y.ID || x.Name != y.Name || x.Type.String() != y.Type.String() || x.Type.Nullable != y.Type.Nullable {
 			return false
 		}
 	}
@@ -177,9 +203,11 @@ const (
 // record kind the row path would refuse is refused, and TINYINT/SMALLINT
 // values are wrapped to their width as the row path's conversion does.
 func (r *BatchReader) check(b *Batch) error {
-	for i, k := range b.Cols[r.codec.KindCol()].I32 {
-		if k < 0 || k > 3 {
-			return fmt.Errorf("read data file %s: row %d has invalid %s %d", r.path, r.row+int64(i), ValueKindName, k)
+	if r.kindCol >= 0 {
+		for i, k := range b.Cols[r.kindCol].I32 {
+			if k < 0 || k > 3 {
+				return fmt.Errorf("read data file %s: row %d has invalid %s %d", r.path, r.row+int64(i), ValueKindName, k)
+			}
 		}
 	}
 	for c, w := range r.codec.narrow {

@@ -343,3 +343,15 @@ func (w *KeyValueWriter) WriteBatch(b *Batch, from, to int) error {
 	s.RowCount += int64(to - from)
 	return nil
 }
+
+// WriteBatch appends rows [from, to) of b, a batch of the file's columns (a
+// Codec of the same fields).
+func (w *RowWriter) WriteBatch(b *Batch, from, to int) error {
+	if to <= from {
+		return nil
+	}
+	if err := w.pq.initBatch(w.fields); err != nil {
+		return err
+	}
+	return w.pq.writeBatch(b, from, to)
+}

@@ -576,9 +576,10 @@ func (w *KeyValueWriter) Abort() error { return w.pq.abort() }
 
 // RowWriter writes one data file of an append table.
 type RowWriter struct {
-	pq    *pqWriter
-	names []string
-	n     int
+	pq     *pqWriter
+	names  []string
+	n      int
+	fields table.RowType
 }
 
 // NewRowWriter creates a Parquet data file of an append table with the
@@ -591,7 +592,7 @@ func NewRowWriter(ctx context.Context, fio fileio.FileIO, path string, fields ta
 	if err != nil {
 		return nil, err
 	}
-	w := &RowWriter{pq: pq, n: len(fields)}
+	w := &RowWriter{pq: pq, n: len(fields), fields: fields}
 	for _, f := range fields {
 		w.names = append(w.names, f.Name)
 	}
