@@ -296,9 +296,9 @@ func (x *executor) rewriteAppend(ctx context.Context, b *table.BucketFiles, file
 		r.SetTargetSize(x.targetSize)
 	}
 	if x.rowCodec != nil {
-		src := &appendSource{ctx: ctx, x: x, files: files}
-		err := PipeBatches(ctx, x.rowCodec, src.next, r.WriteBatch)
-		if cerr := src.close(); err == nil {
+		it := scan.AppendBatches(ctx, x.t, files, x.read.Fields, x.rowCodec, x.schemaOf)
+		err := PipeBatches(ctx, x.rowCodec, it.NextInto, r.WriteBatch)
+		if cerr := it.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
@@ -353,111 +353,6 @@ func (x *executor) copyRows(ctx context.Context, e *table.ManifestEntry, r *writ
 		}
 	}
 }
-
-// appendSource reads append files one after the other as batches: page by
-// page when a file has the read schema's layout, else through the row
-// reader.
-type appendSource struct {
-	ctx   context.Context
-	x     *executor
-	files []*table.ManifestEntry
-	cur   interface {
-		Next(b *datafile.Batch, max int) error
-		Close() error
-	}
-}
-
-func (s *appendSource) next(b *datafile.Batch) error {
-	for {
-		if s.cur == nil {
-			if len(s.files) == 0 {
-				return io.EOF
-			}
-			e := s.files[0]
-			s.files = s.files[1:]
-			if err := s.open(e); err != nil {
-				return err
-			}
-		}
-		err := s.cur.Next(b, scan.BatchSize)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, io.EOF) {
-			return err
-		}
-		cur := s.cur
-		s.cur = nil
-		if err := cur.Close(); err != nil {
-			return err
-		}
-	}
-}
-
-func (s *appendSource) open(e *table.ManifestEntry) error {
-	x := s.x
-	path, err := x.t.DataFilePath(e)
-	if err != nil {
-		return err
-	}
-	fileSchema, err := x.schemaOf(s.ctx, e.File.SchemaID)
-	if err != nil {
-		return err
-	}
-	br, err := datafile.OpenRowBatches(s.ctx, x.t.FileIO(), path, fileSchema.Fields, x.read.Fields, x.rowCodec)
-	if err == nil {
-		s.cur = br
-		return nil
-	}
-	if !errors.Is(err, datafile.ErrNoBatchPath) {
-		return err
-	}
-	rr, err := datafile.OpenRows(s.ctx, x.t.FileIO(), path, fileSchema.Fields, x.read.Fields)
-	if err != nil {
-		return err
-	}
-	s.cur = &rowsAsBatches{r: rr, codec: x.rowCodec, path: path}
-	return nil
-}
-
-func (s *appendSource) close() error {
-	s.files = nil
-	if s.cur == nil {
-		return nil
-	}
-	err := s.cur.Close()
-	s.cur = nil
-	return err
-}
-
-// rowsAsBatches converts the rows of the row reader into batches.
-type rowsAsBatches struct {
-	r     *datafile.RowReader
-	codec *datafile.Codec
-	path  string
-}
-
-func (f *rowsAsBatches) Next(b *datafile.Batch, max int) error {
-	b.Reset()
-	for b.N < max {
-		row, err := f.r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if err := f.codec.AppendRow(b, row); err != nil {
-			return fmt.Errorf("read data file %s: %w", f.path, err)
-		}
-	}
-	if b.N == 0 {
-		return io.EOF
-	}
-	return nil
-}
-
-func (f *rowsAsBatches) Close() error { return f.r.Close() }
 
 func compareInt64(a, b int64) int {
 	switch {

@@ -75,7 +75,7 @@ func (s *batchSections) NextInto(out *datafile.Batch) error {
 			s.sections = s.sections[1:]
 			runs := make([]merge.BatchRun, 0, len(sec))
 			for _, run := range sec {
-				runs = append(runs, &batchRun{s: s, files: run})
+				runs = append(runs, &fileSeq{files: run, open: s.open})
 			}
 			r, err := s.eng.NewBatchReader(s.ctx, s.codec, runs, s.dropDelete, BatchSize)
 			if err != nil {
@@ -108,10 +108,11 @@ func (s *batchSections) Close() error {
 	return err
 }
 
-// batchRun reads the files of one sorted run in order.
-type batchRun struct {
-	s     *batchSections
+// fileSeq reads files one after the other as batches (a sorted run, or an
+// append bucket's files in sequence order).
+type fileSeq struct {
 	files []*table.ManifestEntry
+	open  func(*table.ManifestEntry) (batchFile, error)
 	cur   batchFile
 }
 
@@ -120,7 +121,7 @@ type batchFile interface {
 	Close() error
 }
 
-func (r *batchRun) Next(b *datafile.Batch, max int) error {
+func (r *fileSeq) Next(b *datafile.Batch, max int) error {
 	for {
 		if r.cur == nil {
 			if len(r.files) == 0 {
@@ -129,7 +130,7 @@ func (r *batchRun) Next(b *datafile.Batch, max int) error {
 			}
 			e := r.files[0]
 			r.files = r.files[1:]
-			f, err := r.s.open(e)
+			f, err := r.open(e)
 			if err != nil {
 				return err
 			}
@@ -150,7 +151,7 @@ func (r *batchRun) Next(b *datafile.Batch, max int) error {
 	}
 }
 
-func (r *batchRun) Close() error {
+func (r *fileSeq) Close() error {
 	r.files = nil
 	if r.cur == nil {
 		return nil
@@ -181,27 +182,31 @@ func (s *batchSections) open(e *table.ManifestEntry) (batchFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rowBatches{r: rr, codec: s.codec, path: path}, nil
+	return &converted{path: path, next: func(b *datafile.Batch) error {
+		kv, err := rr.Next()
+		if err == nil {
+			err = s.codec.Append(b, kv)
+		}
+		return err
+	}, close: rr.Close}, nil
 }
 
-// rowBatches converts the records of the row reader into batches.
-type rowBatches struct {
-	r     *datafile.KeyValueReader
-	codec *datafile.KVCodec
+// converted fills batches one record at a time from a record reader (next
+// appends one record, io.EOF at the end).
+type converted struct {
 	path  string
+	next  func(b *datafile.Batch) error
+	close func() error
 }
 
-func (f *rowBatches) Next(b *datafile.Batch, max int) error {
+func (f *converted) Next(b *datafile.Batch, max int) error {
 	b.Reset()
 	for b.N < max {
-		kv, err := f.r.Next()
+		err := f.next(b)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return err
-		}
-		if err := f.codec.Append(b, kv); err != nil {
 			return fmt.Errorf("read data file %s: %w", f.path, err)
 		}
 	}
@@ -211,4 +216,45 @@ func (f *rowBatches) Next(b *datafile.Batch, max int) error {
 	return nil
 }
 
-func (f *rowBatches) Close() error { return f.r.Close() }
+func (f *converted) Close() error { return f.close() }
+
+// AppendBatches reads the files of an append-table bucket one after the
+// other (in the order given) as batches of codec's layout (read): page by
+// page when a file has that exact layout, else through the row reader.
+func AppendBatches(ctx context.Context, t *table.Table, files []*table.ManifestEntry, read table.RowType, codec *datafile.Codec, schemaOf SchemaFunc) BatchIterator {
+	open := func(e *table.ManifestEntry) (batchFile, error) {
+		path, err := t.DataFilePath(e)
+		if err != nil {
+			return nil, err
+		}
+		fileSchema, err := schemaOf(ctx, e.File.SchemaID)
+		if err != nil {
+			return nil, fmt.Errorf("data file %s: schema %d: %w", path, e.File.SchemaID, err)
+		}
+		br, err := datafile.OpenRowBatches(ctx, t.FileIO(), path, fileSchema.Fields, read, codec)
+		if err == nil {
+			return br, nil
+		}
+		if !errors.Is(err, datafile.ErrNoBatchPath) {
+			return nil, err
+		}
+		slog.Debug("data file read record by record", "table", t.FullName(), "reason", err)
+		rr, err := datafile.OpenRows(ctx, t.FileIO(), path, fileSchema.Fields, read)
+		if err != nil {
+			return nil, err
+		}
+		return &converted{path: path, next: func(b *datafile.Batch) error {
+			row, err := rr.Next()
+			if err == nil {
+				err = codec.AppendRow(b, row)
+			}
+			return err
+		}, close: rr.Close}, nil
+	}
+	return seqIterator{&fileSeq{files: files, open: open}}
+}
+
+// seqIterator is a fileSeq as a BatchIterator.
+type seqIterator struct{ *fileSeq }
+
+func (s seqIterator) NextInto(out *datafile.Batch) error { return s.Next(out, BatchSize) }
