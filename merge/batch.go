@@ -303,7 +303,8 @@ func (r *BatchReader) mergeOneKey() error {
 	if err := r.mergeGroup(); err != nil {
 		return err
 	}
-	for _, c := range slices.Clone(r.group) {
+	// Stepping touches the heap and the runs' batches, never r.group.
+	for _, c := range r.group {
 		if err := r.step(c); err != nil {
 			return err
 		}

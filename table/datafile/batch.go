@@ -326,23 +326,6 @@ func (c *Codec) ByteCols() []int {
 	return out
 }
 
-// Row materializes row i of b.
-func (c *Codec) Row(b *Batch, i int) (table.Row, error) {
-	row := make(table.Row, len(c.kinds))
-	for j := range c.kinds {
-		col := &b.Cols[j]
-		if col.IsNull(i) {
-			continue
-		}
-		v, err := c.dec[j](col.value(i))
-		if err != nil {
-			return nil, err
-		}
-		row[j] = v
-	}
-	return row, nil
-}
-
 // AppendRow appends row (Go values of the layout's fields) to b.
 func (c *Codec) AppendRow(b *Batch, row table.Row) error {
 	if len(row) != len(c.kinds) {
