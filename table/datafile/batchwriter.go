@@ -144,8 +144,7 @@ func appendPQValues(out []parquet.Value, v *Vec, from, to, col int) ([]parquet.V
 	}
 	if v.Null != nil {
 		// A null counts one byte, as valueSize has it.
-		width := map[parquet.Kind]int64{parquet.Boolean: 1, parquet.Int32: 4, parquet.Int64: 8, parquet.Int96: 12,
-			parquet.Float: 4, parquet.Double: 8, parquet.ByteArray: 4}[v.Kind]
+		width := fixedWidth(v.Kind)
 		for j, null := range v.Null[from:to] {
 			if null {
 				dst[j] = parquet.Value{}
@@ -159,6 +158,22 @@ func appendPQValues(out []parquet.Value, v *Vec, from, to, col int) ([]parquet.V
 		dst[j].SetColumnIndex(col)
 	}
 	return out, size
+}
+
+// fixedWidth is what appendPQValues counts per value of a kind besides its
+// bytes (0 for FixedLenByteArray, whose bytes are all of it).
+func fixedWidth(k parquet.Kind) int64 {
+	switch k {
+	case parquet.Boolean:
+		return 1
+	case parquet.Int32, parquet.Float, parquet.ByteArray:
+		return 4
+	case parquet.Int64, parquet.Double:
+		return 8
+	case parquet.Int96:
+		return 12
+	}
+	return 0
 }
 
 // addVec folds rows [from, to) of a flat column into the stats: the batch
