@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
@@ -266,6 +267,11 @@ type pageCursor struct {
 	dByte []byte
 	dOffs []uint32
 	dFLBA int
+	// dSlots holds a ByteArray dictionary whose values are all shorter
+	// than a slot as fixed slots (value bytes, length in the last byte):
+	// expanding an index then touches one cache line instead of an offset
+	// and a value far apart. nil when some value does not fit.
+	dSlots [][slotSize]byte
 }
 
 func (c *pageCursor) open(p parquet.Pages) {
@@ -394,6 +400,18 @@ func (c *pageCursor) loadDict(d parquet.Dictionary) {
 		if len(c.dOffs) == 0 {
 			c.dOffs = append(c.dOffs, 0)
 		}
+		c.dSlots = c.dSlots[:0]
+		for j := 0; j+1 < len(c.dOffs); j++ {
+			v := c.dByte[c.dOffs[j]:c.dOffs[j+1]]
+			if len(v) >= slotSize {
+				c.dSlots = nil
+				break
+			}
+			var slot [slotSize]byte
+			copy(slot[:], v)
+			slot[slotSize-1] = byte(len(v))
+			c.dSlots = append(c.dSlots, slot)
+		}
 	case parquet.FixedLenByteArray:
 		b, size := data.FixedLenByteArray()
 		c.dByte = append(c.dByte[:0], b...)
@@ -476,6 +494,24 @@ func (c *pageCursor) copyRows(v *Vec, k int) error {
 			vp += k
 			break
 		}
+		if c.idx != nil && c.dSlots != nil {
+			// Room for a whole slot per row, so each value is one
+			// fixed-size copy; the bytes past its length are overwritten
+			// by the next value or cut below.
+			l := len(v.Bytes)
+			v.Bytes = slices.Grow(v.Bytes, k*slotSize)[:l+k*slotSize]
+			for _, n := range nullsOrNone(null, k) {
+				if !n {
+					slot := &c.dSlots[c.idx[vp]]
+					*(*[slotSize]byte)(v.Bytes[l : l+slotSize]) = *slot
+					l += int(slot[slotSize-1])
+					vp++
+				}
+				v.Offs = append(v.Offs, uint32(l))
+			}
+			v.Bytes = v.Bytes[:l]
+			break
+		}
 		for _, n := range nullsOrNone(null, k) {
 			if !n {
 				if c.idx != nil {
@@ -510,6 +546,9 @@ func (c *pageCursor) copyRows(v *Vec, k int) error {
 	c.pos += k
 	return nil
 }
+
+// slotSize is the size of a dictionary slot (dSlots).
+const slotSize = 16
 
 var noNulls = make([]bool, 4096)
 
