@@ -369,6 +369,9 @@ func (c *pageCursor) dictLen() int {
 	case parquet.Double:
 		return len(c.dF64)
 	case parquet.ByteArray:
+		if c.dSlots != nil {
+			return len(c.dSlots)
+		}
 		return len(c.dOffs) - 1
 	case parquet.FixedLenByteArray:
 		if c.dFLBA == 0 {
@@ -395,14 +398,11 @@ func (c *pageCursor) loadDict(d parquet.Dictionary) {
 		c.dF64 = append(c.dF64[:0], data.Double()...)
 	case parquet.ByteArray:
 		b, o := data.ByteArray()
-		c.dByte = append(c.dByte[:0], b...)
-		c.dOffs = append(c.dOffs[:0], o...)
-		if len(c.dOffs) == 0 {
-			c.dOffs = append(c.dOffs, 0)
-		}
+		// Short values go to slots only; otherwise bytes and offsets.
 		c.dSlots = c.dSlots[:0]
-		for j := 0; j+1 < len(c.dOffs); j++ {
-			v := c.dByte[c.dOffs[j]:c.dOffs[j+1]]
+		c.dByte, c.dOffs = c.dByte[:0], c.dOffs[:0]
+		for j := 0; j+1 < len(o); j++ {
+			v := b[o[j]:o[j+1]]
 			if len(v) >= slotSize {
 				c.dSlots = nil
 				break
@@ -411,6 +411,13 @@ func (c *pageCursor) loadDict(d parquet.Dictionary) {
 			copy(slot[:], v)
 			slot[slotSize-1] = byte(len(v))
 			c.dSlots = append(c.dSlots, slot)
+		}
+		if c.dSlots == nil {
+			c.dByte = append(c.dByte, b...)
+			c.dOffs = append(c.dOffs, o...)
+		}
+		if len(c.dOffs) == 0 {
+			c.dOffs = append(c.dOffs, 0)
 		}
 	case parquet.FixedLenByteArray:
 		b, size := data.FixedLenByteArray()
