@@ -309,3 +309,49 @@ func scanOrder(tb *table.Table) ([]string, error) {
 	})
 	return rows, err
 }
+
+// Both paths cut output files at the same rows: the size is checked every
+// 1000 rows, whether rows come one by one or in batches.
+func TestBatchPathRollsFilesLikeTheRowPath(t *testing.T) {
+	tb := newTable(t, map[string]string{"bucket": "1"})
+	ctx := context.Background()
+	w, err := write.NewWriter(ctx, tb, "writer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pad := strings.Repeat("x", 2000)
+	for c := range 3 {
+		for k := range 1500 {
+			row := table.Row{int64(k*3 + c%2), "p0", int64(c), fmt.Sprintf("%d-%s", k, pad), nil}
+			if err := w.Write(table.RowKindInsert, row); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := w.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rowDir := filepath.Join(t.TempDir(), "copy")
+	expiretest.CopyDir(t, tb.Path(), rowDir)
+	rowTb, err := table.OpenPath(ctx, fileio.NewLocal(), rowDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const target = 1 << 20
+	sum, err := compact.Run(ctx, reopen(t, tb), compact.Options{Full: true, TargetFileSize: target})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := compact.Run(ctx, reopen(t, rowTb), compact.Options{Full: true, TargetFileSize: target, RowPath: true}); err != nil {
+		t.Fatal(err)
+	}
+	if sum.FilesOut < 2 {
+		t.Fatalf("compaction wrote %d files, want several at a %d-byte target", sum.FilesOut, target)
+	}
+	if gm, wm := liveMetas(t, tb), liveMetas(t, rowTb); !reflect.DeepEqual(gm, wm) {
+		t.Fatalf("file metadata differs:\nbatch %v\nrow   %v", gm, wm)
+	}
+	if got, want := scanRows(t, tb), scanRows(t, rowTb); !slices.Equal(got, want) {
+		t.Fatal("batch path rows differ from the row path's")
+	}
+}
