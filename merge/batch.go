@@ -100,7 +100,6 @@ type BatchReader struct {
 	runs  []*bcursor
 	heap  []*bcursor
 	out   *datafile.Batch // the batch being filled, during next
-	own   *datafile.Batch // Next's batch
 	mat   *datafile.Batch
 	take  []datafile.Take
 	// takeBytes are the value bytes of the rows in take; byteCols the
@@ -159,18 +158,6 @@ func NewBatchReader(ctx context.Context, codec *datafile.KVCodec, runs []BatchRu
 // NewBatchReader merges runs of this table with a fresh merge function.
 func (e *Engine) NewBatchReader(ctx context.Context, codec *datafile.KVCodec, runs []BatchRun, dropDelete bool, size int) (*BatchReader, error) {
 	return NewBatchReader(ctx, codec, runs, e.NewFunction(), e.ReaderOptions(dropDelete), size)
-}
-
-// Next returns the next batch of merged records (valid until the next call),
-// io.EOF at the end.
-func (r *BatchReader) Next() (*datafile.Batch, error) {
-	if r.own == nil {
-		r.own = r.codec.NewBatch()
-	}
-	if err := r.NextInto(r.own); err != nil {
-		return nil, err
-	}
-	return r.own, nil
 }
 
 // NextInto fills out (a batch of the codec's layout, reset first) with the

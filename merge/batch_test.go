@@ -133,8 +133,9 @@ func fmtKeyed(kvs []table.KeyValue) string {
 func collectBatches(t *testing.T, codec *datafile.KVCodec, br *BatchReader, size int) ([]table.KeyValue, error) {
 	t.Helper()
 	var out []table.KeyValue
+	b := codec.NewBatch()
 	for {
-		b, err := br.Next()
+		err := br.NextInto(b)
 		if errors.Is(err, io.EOF) {
 			return out, br.Close()
 		}
@@ -412,8 +413,9 @@ func TestBatchMergeHonoursCancellation(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := 0
+	b := codec.NewBatch()
 	for {
-		b, err := br.Next()
+		err := br.NextInto(b)
 		if err != nil {
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("after %d rows: %v, want context.Canceled", rows, err)
@@ -426,8 +428,8 @@ func TestBatchMergeHonoursCancellation(t *testing.T) {
 		t.Fatalf("cancelled merge emitted all %d rows", rows)
 	}
 	// The error sticks.
-	if _, err := br.Next(); !errors.Is(err, context.Canceled) {
-		t.Fatalf("second Next: %v", err)
+	if err := br.NextInto(b); !errors.Is(err, context.Canceled) {
+		t.Fatalf("second NextInto: %v", err)
 	}
 	if err := br.Close(); err != nil || closed != 1 {
 		t.Fatalf("close: %v, %d runs closed", err, closed)
@@ -602,8 +604,9 @@ func TestBatchCompactionOfFilesMatchesRowCompaction(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				b := codec.NewBatch()
 				for {
-					b, err := br.Next()
+					err := br.NextInto(b)
 					if errors.Is(err, io.EOF) {
 						break
 					}
