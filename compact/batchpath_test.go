@@ -85,7 +85,13 @@ func TestBatchPathCompactsExactlyLikeTheRowPath(t *testing.T) {
 			writeRandom(t, tb, rng, "writer", 8, 60, 80, tc.deletes)
 			if tc.evolve {
 				tb = addColumn(t, tb)
-				writeRandomWide(t, tb, rng, 4, 60, 80, tc.deletes)
+				writeRandomRows(t, tb, rng, "writer2", 4, 60, 80, tc.deletes, func(row table.Row) table.Row {
+					var d any
+					if rng.IntN(3) > 0 {
+						d = fmt.Sprintf("d%d", rng.IntN(50))
+					}
+					return append(row, d)
+				})
 			}
 			rowDir := filepath.Join(t.TempDir(), "copy")
 			expiretest.CopyDir(t, tb.Path(), rowDir)
@@ -138,38 +144,6 @@ func addColumn(t *testing.T, tb *table.Table) *table.Table {
 		t.Fatal(err)
 	}
 	return reopen(t, tb)
-}
-
-// writeRandomWide is writeRandom for the evolved schema (with d).
-func writeRandomWide(t *testing.T, tb *table.Table, rng *rand.Rand, commits, rowsPerCommit, keys int, deletes bool) {
-	t.Helper()
-	ctx := context.Background()
-	w, err := write.NewWriter(ctx, tb, "writer2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for c := 0; c < commits; c++ {
-		for i := 0; i < rowsPerCommit; i++ {
-			k := int64(rng.IntN(keys))
-			row := table.Row{k, fmt.Sprintf("p%d", k%3), nil, nil, int64(1000 + c*rowsPerCommit + i), nil}
-			if rng.IntN(4) > 0 {
-				row[2] = int64(rng.IntN(1000))
-			}
-			if rng.IntN(3) > 0 {
-				row[5] = fmt.Sprintf("d%d", rng.IntN(50))
-			}
-			kind := table.RowKindInsert
-			if deletes && rng.IntN(8) == 0 {
-				kind = table.RowKindDelete
-			}
-			if err := w.Write(kind, row); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if _, err := w.Commit(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // Large values split batches by bytes (see datafile and merge): the result

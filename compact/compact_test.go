@@ -82,6 +82,13 @@ func reopen(t *testing.T, tb *table.Table) *table.Table {
 // writeRandom commits `commits` batches of random upserts and deletes.
 func writeRandom(t *testing.T, tb *table.Table, rng *rand.Rand, user string, commits, rowsPerCommit, keys int, deletes bool) {
 	t.Helper()
+	writeRandomRows(t, tb, rng, user, commits, rowsPerCommit, keys, deletes, nil)
+}
+
+// writeRandomRows is writeRandom with extra appending further columns to
+// each row (a table whose schema evolved).
+func writeRandomRows(t *testing.T, tb *table.Table, rng *rand.Rand, user string, commits, rowsPerCommit, keys int, deletes bool, extra func(table.Row) table.Row) {
+	t.Helper()
 	ctx := context.Background()
 	w, err := write.NewWriter(ctx, tb, user)
 	if err != nil {
@@ -98,6 +105,9 @@ func writeRandom(t *testing.T, tb *table.Table, rng *rand.Rand, user string, com
 				row[3] = fmt.Sprintf("s%d", rng.IntN(100))
 			}
 			row[4] = int64(c*rowsPerCommit + i)
+			if extra != nil {
+				row = extra(row)
+			}
 			kind := table.RowKindInsert
 			if deletes && rng.IntN(8) == 0 {
 				kind = table.RowKindDelete
