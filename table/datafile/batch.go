@@ -261,6 +261,7 @@ type Codec struct {
 	dec    []decodeFunc
 	enc    []encodeFunc
 	fields table.RowType
+	layout *pqLayout // the Parquet schema compactd writes for fields
 }
 
 // NewCodec builds the codec of a flat row layout (an append table's
@@ -275,7 +276,7 @@ func NewCodec(fields table.RowType) (*Codec, error) {
 	if len(leaves) != len(fields) {
 		return nil, fmt.Errorf("not flat: %d leaf columns for %d fields", len(leaves), len(fields))
 	}
-	c := &Codec{fields: fields}
+	c := &Codec{fields: fields, layout: layout}
 	for i, f := range fields {
 		leaf, ok := layout.schema.Lookup(leaves[i]...)
 		if !ok {

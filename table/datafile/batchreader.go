@@ -72,8 +72,8 @@ func openBatches(ctx context.Context, fio fileio.FileIO, path string, fields tab
 	if format != FormatParquet {
 		return nil, fmt.Errorf("data file %s: %w: format %s", path, ErrNoBatchPath, format)
 	}
-	if len(fields) != len(codec.kinds) {
-		return nil, fmt.Errorf("data file %s: codec has %d columns, schema %d", path, len(codec.kinds), len(fields))
+	if !sameFields(fields, codec.fields) {
+		return nil, fmt.Errorf("data file %s: the batch codec is for another layout", path)
 	}
 	f, pf, err := openParquet(ctx, fio, path, len(fields))
 	if err != nil {
@@ -85,14 +85,9 @@ func openBatches(ctx context.Context, fio fileio.FileIO, path string, fields tab
 		f.Close()
 		return nil, fmt.Errorf("data file %s: %w: %d leaf columns, want %d", path, ErrNoBatchPath, len(root.Columns()), len(fields))
 	}
-	want, err := parquetSchema(fields)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("data file %s: %w", path, err)
-	}
 	for i, fl := range fields {
 		got, ok := root.Lookup(fl.Name)
-		exp, _ := want.schema.Lookup(fl.Name)
+		exp, _ := codec.layout.schema.Lookup(fl.Name)
 		if !ok || !got.Node.Leaf() || !samePhysical(got.Node, exp.Node) {
 			f.Close()
 			return nil, fmt.Errorf("data file %s: %w: column %s differs from the layout compactd writes", path, ErrNoBatchPath, fl.Name)
