@@ -307,15 +307,26 @@ func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.J
 	results := make([]*JobResult, len(jobs))
 	var mu sync.Mutex
 	done := 0
+	// The first job to fail cancels the others; their "context canceled"
+	// is a consequence, not the failure. The pool cancels only after a
+	// job's function returned, so the first error recorded here is the
+	// failure (or the caller's cancellation), and it alone is returned.
+	var failure error
 	p := pool.New().WithContext(ctx).WithMaxGoroutines(par).WithCancelOnError()
 	for i := range jobs {
-		p.Go(func(ctx context.Context) error {
+		p.Go(func(jctx context.Context) error {
 			if !deadline.IsZero() && time.Now().After(deadline) {
 				return nil // out of time budget: left for the next run
 			}
-			r, err := x.run(ctx, jobs[i])
+			r, err := x.run(jctx, jobs[i])
 			if err != nil {
-				return fmt.Errorf("compact %s %s: %w", t.FullName(), jobLabel(v, jobs[i]), err)
+				err = fmt.Errorf("compact %s %s: %w", t.FullName(), jobLabel(v, jobs[i]), err)
+				mu.Lock()
+				if failure == nil {
+					failure = err
+				}
+				mu.Unlock()
+				return err
 			}
 			mu.Lock()
 			results[i] = r
@@ -332,6 +343,9 @@ func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.J
 			if r != nil {
 				t.DeleteUnreferenced(r.Written)
 			}
+		}
+		if failure != nil {
+			return nil, failure
 		}
 		return nil, err
 	}
@@ -360,8 +374,10 @@ func commitResults(ctx context.Context, t *table.Table, results []*JobResult, o 
 		var conflict *table.ConflictError
 		if !errors.As(err, &conflict) || attempt >= 3 {
 			// Outputs are deleted only when the snapshot surely was not
-			// published; after an unknown outcome they may be referenced.
-			if (errors.As(err, &conflict) || ctx.Err() != nil) && !errors.Is(err, table.ErrCommitOutcomeUnknown) {
+			// published (Commit says so by not wrapping
+			// ErrCommitOutcomeUnknown); after an unknown outcome they may be
+			// referenced.
+			if !errors.Is(err, table.ErrCommitOutcomeUnknown) {
 				for _, r := range kept {
 					t.DeleteUnreferenced(r.Written)
 				}

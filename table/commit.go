@@ -62,6 +62,11 @@ type CommitResult struct {
 // race for an id rebases onto the new latest snapshot and tries again, so a
 // concurrent writer's commit is never lost and never made to fail. Files
 // written by a failed attempt are referenced by nothing and are removed.
+//
+// Only losing the race (and an unknown publish outcome, which is settled by
+// looking for our snapshot first) is retried. A failure before the publish
+// returns at once, without ErrCommitOutcomeUnknown: an error that does not
+// wrap it means nothing was published, so the caller may delete its files.
 func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, error) {
 	opts := t.Options()
 	if req.CommitUser == "" {
@@ -140,13 +145,22 @@ func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, e
 		case exists:
 			// Keep looking for an earlier attempt of unknown outcome: the
 			// snapshot that took this id may be that attempt, landed late.
-		default:
-			// Unknown outcome of the publish (or an I/O error before it):
-			// keep the files, they may now be referenced.
+		case errors.Is(err, ErrCommitOutcomeUnknown):
+			// The publish may have landed: keep the files, they may now be
+			// referenced, and look for the snapshot before trying again.
 			slog.Warn("commit attempt failed, retrying", "table", t.FullName(), "snapshot", latestID+1, "err", err)
 			if uncertainSince < 0 {
 				uncertainSince = latestID
 			}
+		default:
+			// A failure before the publish (a full disk, a denied write, a
+			// manifest that cannot be read) is definite: nothing of this
+			// attempt is referenced, so its files go, and retrying here
+			// would only fail the same way and leave more metadata behind.
+			// The caller (the scheduler's backoff) decides about trying
+			// again later.
+			t.DeleteUnreferenced(written)
+			return nil, unknown(err)
 		}
 		if attempt > maxRetries {
 			return nil, unknown(fmt.Errorf("commit to %s: gave up after %d attempts: %w", t.FullName(), attempt, err))
