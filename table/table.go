@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,9 +51,15 @@ type Table struct {
 	paths     *PathFactory
 }
 
-// Open opens <warehouse>/<database>.db/<name>.
+// Open opens <warehouse>/<database>.db/<name>. The names must be Paimon
+// database and table names and the table directory must lie inside the
+// warehouse (ResolveTablePath): a name cannot lead anywhere else.
 func Open(ctx context.Context, fio fileio.FileIO, warehouse, database, name string) (*Table, error) {
-	t, err := OpenPath(ctx, fio, TablePath(warehouse, database, name))
+	path, err := ResolveTablePath(ctx, fio, warehouse, database, name)
+	if err != nil {
+		return nil, fmt.Errorf("open %w", err)
+	}
+	t, err := OpenPath(ctx, fio, path)
 	if err != nil {
 		return nil, err
 	}
@@ -362,7 +369,9 @@ func (t *Table) Consumers(ctx context.Context) ([]*Consumer, error) {
 }
 
 // ListDatabases returns the databases of a filesystem-catalog warehouse:
-// the directories named <db>.db, sorted.
+// the directories named <db>.db, sorted. Directories whose <db> is not a
+// database name compactd can address (CheckDatabaseName) are skipped with a
+// warning.
 func ListDatabases(ctx context.Context, fio fileio.FileIO, warehouse string) ([]string, error) {
 	infos, err := fio.List(ctx, warehouse)
 	if err != nil {
@@ -371,7 +380,12 @@ func ListDatabases(ctx context.Context, fio fileio.FileIO, warehouse string) ([]
 	var out []string
 	for _, fi := range infos {
 		if fi.IsDir && strings.HasSuffix(fi.Name, DatabaseSuffix) && len(fi.Name) > len(DatabaseSuffix) {
-			out = append(out, strings.TrimSuffix(fi.Name, DatabaseSuffix))
+			db := strings.TrimSuffix(fi.Name, DatabaseSuffix)
+			if err := CheckDatabaseName(db); err != nil {
+				slog.Warn("skipping directory: not a database compactd can address", "warehouse", warehouse, "dir", fi.Name, "err", err)
+				continue
+			}
+			out = append(out, db)
 		}
 	}
 	slices.Sort(out)
@@ -379,8 +393,12 @@ func ListDatabases(ctx context.Context, fio fileio.FileIO, warehouse string) ([]
 }
 
 // ListTables returns the tables of a database: the sub-directories holding
-// at least one schema/schema-<id>, sorted.
+// at least one schema/schema-<id>, sorted. Directories whose name is not a
+// table name (CheckTableName) are skipped with a warning.
 func ListTables(ctx context.Context, fio fileio.FileIO, warehouse, database string) ([]string, error) {
+	if err := CheckDatabaseName(database); err != nil {
+		return nil, fmt.Errorf("list database in warehouse %s: %w", warehouse, err)
+	}
 	dbPath := DatabasePath(warehouse, database)
 	infos, err := fio.List(ctx, dbPath)
 	if err != nil {
@@ -389,6 +407,10 @@ func ListTables(ctx context.Context, fio fileio.FileIO, warehouse, database stri
 	var out []string
 	for _, fi := range infos {
 		if !fi.IsDir {
+			continue
+		}
+		if err := CheckTableName(fi.Name); err != nil {
+			slog.Warn("skipping directory: not a table compactd can address", "database", dbPath, "dir", fi.Name, "err", err)
 			continue
 		}
 		ids, err := listIDs(ctx, fio, fileio.Join(dbPath, fi.Name, SchemaDir), schemaPrefix)
