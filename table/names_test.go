@@ -161,15 +161,22 @@ func TestListingSkipsDirectoriesThatAreNotAddressableNames(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dbs, err := ListDatabases(ctx, fio, wh)
+	dbs, skipped, err := ListDatabases(ctx, fio, wh)
 	if err != nil || len(dbs) != 1 || dbs[0] != "db" {
 		t.Fatalf("databases %v, %v", dbs, err)
 	}
-	tables, err := ListTables(ctx, fio, wh, "db")
+	if len(skipped) != 2 || skipped[0].Path != filepath.Join(wh, "a.b.db") || skipped[1].Path != filepath.Join(wh, "sys.db") ||
+		!errors.Is(skipped[0].Err, ErrInvalidName) {
+		t.Fatalf("skipped databases %v", skipped)
+	}
+	tables, skipped, err := ListTables(ctx, fio, wh, "db")
 	if err != nil || len(tables) != 1 || tables[0] != "good" {
 		t.Fatalf("tables %v, %v", tables, err)
 	}
-	if _, err := ListTables(ctx, fio, wh, "../x"); !errors.Is(err, ErrInvalidName) {
+	if len(skipped) != 1 || skipped[0].Path != filepath.Join(wh, "db.db", "t$branch_x") || !strings.Contains(skipped[0].Err.Error(), "branch") {
+		t.Fatalf("skipped tables %v", skipped)
+	}
+	if _, _, err := ListTables(ctx, fio, wh, "../x"); !errors.Is(err, ErrInvalidName) {
 		t.Fatalf("ListTables of a traversal database: %v", err)
 	}
 }
