@@ -223,3 +223,24 @@ func FuzzParseFullName(f *testing.F) {
 		}
 	})
 }
+
+// objectStore is a store without symbolic links (as S3): only the lexical
+// check applies, and nothing is asked of the store.
+type objectStore struct{ fileio.FileIO }
+
+func TestResolveTablePathOnAnObjectStoreIsLexical(t *testing.T) {
+	ctx := context.Background()
+	fio := objectStore{}
+	p, err := ResolveTablePath(ctx, fio, "s3://bucket/wh", "shop", "orders")
+	if err != nil || p != "s3://bucket/wh/shop.db/orders" {
+		t.Fatalf("%q, %v", p, err)
+	}
+	for _, tbl := range []string{"t/../../../victim/t", "..", "t\\x", "t$branch_b"} {
+		if _, err := ResolveTablePath(ctx, fio, "s3://bucket/wh", "db", tbl); !errors.Is(err, ErrInvalidName) {
+			t.Errorf("%q: %v", tbl, err)
+		}
+	}
+	if _, err := Open(ctx, fio, "s3://bucket/wh", "db", "t/../../x"); !errors.Is(err, ErrInvalidName) {
+		t.Errorf("Open: %v", err)
+	}
+}
