@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -84,8 +85,25 @@ type Summary struct {
 
 // Supported reports why compactd refuses to compact a table, before
 // anything is read or written; nil if it can.
+//
+// Every refusal names the table and the option or column, and happens
+// before compaction reads a data file: a table whose schema Java would
+// reject (bucket=0), whose data compactd cannot read (VECTOR columns) or
+// whose compaction Java does more for (rebuilding primary-key indexes,
+// deletion vectors, changelogs) is left exactly as it is.
 func Supported(t *table.Table, overrides map[string]string) error {
 	o := t.Options()
+	if o.Bucket == 0 || o.Bucket < table.BucketPostpone {
+		return fmt.Errorf("table %s: invalid bucket=%d: Paimon requires bucket > 0, -1 (dynamic) or -2 (postponed; primary-key tables), and Java rejects this schema", t.FullName(), o.Bucket)
+	}
+	if key, v, ok := primaryKeyIndexOption(mergeOptions(t.Schema().EffectiveOptions(), overrides)); ok {
+		return fmt.Errorf("table %s: not supported yet: %s=%s (a primary-key secondary index, which Java rebuilds when it compacts; compactd would leave it stale)", t.FullName(), key, v)
+	}
+	for _, f := range t.Schema().Fields {
+		if f.Type.Has(table.TypeVector) {
+			return fmt.Errorf("table %s: not supported yet: column %s of type %s (compactd cannot read VECTOR data yet)", t.FullName(), f.Name, f.Type)
+		}
+	}
 	if o.DeletionVectorsEnabled {
 		return fmt.Errorf("table %s: not supported yet: deletion-vectors.enabled=true (compaction would have to maintain deletion-vector index files)", t.FullName())
 	}
@@ -112,6 +130,20 @@ func Supported(t *table.Table, overrides map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// primaryKeyIndexOption returns the first (by key) option defining a
+// primary-key secondary index: pk-<family>.index.columns, as Java's
+// CoreOptions names them for the btree, bitmap, multivalue, vector and
+// full-text families (any family, so that a new one is refused too). Java
+// builds the index when the key is present, whatever its value.
+func primaryKeyIndexOption(opts map[string]string) (key, value string, ok bool) {
+	for k, v := range opts {
+		if strings.HasPrefix(k, "pk-") && strings.HasSuffix(k, ".index.columns") && (!ok || k < key) {
+			key, value, ok = k, v, true
+		}
+	}
+	return key, value, ok
 }
 
 func isParquet(f string) bool { return f == "" || f == "parquet" }

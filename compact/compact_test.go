@@ -2,6 +2,7 @@ package compact_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -349,5 +350,139 @@ func TestUnsupportedTablesAreRefusedBeforeAnyWrite(t *testing.T) {
 		if !strings.Contains(err.Error(), "db.t") && !strings.Contains(err.Error(), "db.db/t") {
 			t.Fatalf("error does not name the table: %v", err)
 		}
+	}
+}
+
+// evolveSchema commits schema-<id+1> of tb with extra columns appended and
+// options set (nil value: removed), and reopens the table. It writes what
+// an ALTER TABLE would (or, for options Java refuses, a hand-edited schema).
+func evolveSchema(t *testing.T, tb *table.Table, extra []table.DataField, set map[string]*string) *table.Table {
+	t.Helper()
+	s := tb.Schema()
+	fields := append(slices.Clone(s.Fields), extra...)
+	highest := s.HighestFieldID
+	for _, f := range extra {
+		highest = max(highest, f.ID)
+	}
+	opts := map[string]string{}
+	for k, v := range s.Options {
+		opts[k] = v
+	}
+	for k, v := range set {
+		if v == nil {
+			delete(opts, k)
+		} else {
+			opts[k] = *v
+		}
+	}
+	s1, err := table.NewTableSchema(s.ID+1, fields, highest, s.PartitionKeys, s.PrimaryKeys, opts, nil, s.TimeMillis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := s1.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tb.Path(), "schema", table.SchemaFileName(s1.ID)), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return reopen(t, tb)
+}
+
+// dirState records every entry below root (kind, size, mtime, content).
+func dirState(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		st := fmt.Sprintf("%v %d %d", info.Mode(), info.Size(), info.ModTime().UnixNano())
+		if info.Mode().IsRegular() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			st += " " + string(data)
+		}
+		out[p] = st
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func ptr(s string) *string { return &s }
+
+// Tables whose schema Java rejects, whose data compactd cannot read, or
+// whose compaction Java does more for are refused up front, with an error
+// naming the table and the option or column, and the table directory is
+// left exactly as it was (issue 12 item 8).
+func TestTablesCompactdDoesNotUnderstandAreRefusedNamingTheOptionAndNothingIsWritten(t *testing.T) {
+	vector := table.DataType{Root: table.TypeVector, Nullable: true, Length: 2, Element: &table.DataType{Root: table.TypeFloat, Nullable: true}}
+	nestedVector := table.DataType{Root: table.TypeRow, Nullable: true, Fields: []table.DataField{{ID: 6, Name: "emb", Type: vector}}}
+	for _, c := range []struct {
+		name   string
+		create map[string]string
+		extra  []table.DataField
+		set    map[string]*string
+		want   string
+	}{
+		{name: "bucket=0", create: map[string]string{"bucket": "1"}, set: map[string]*string{"bucket": ptr("0")}, want: "bucket=0"},
+		{name: "bucket=-3", create: map[string]string{"bucket": "1"}, set: map[string]*string{"bucket": ptr("-3")}, want: "bucket=-3"},
+		{name: "vector column", extra: []table.DataField{{ID: 5, Name: "v", Type: vector}}, want: "column v of type VECTOR<FLOAT, 2>"},
+		{name: "nested vector column", extra: []table.DataField{{ID: 5, Name: "r", Type: nestedVector}}, want: "column r of type"},
+		{name: "pk-btree", create: map[string]string{"deletion-vectors.enabled": "true", "pk-btree.index.columns": "a"}, want: "pk-btree.index.columns=a"},
+		{name: "pk-bitmap", create: map[string]string{"deletion-vectors.enabled": "true", "pk-bitmap.index.columns": "b"}, want: "pk-bitmap.index.columns=b"},
+		{name: "pk-multivalue", create: map[string]string{"deletion-vectors.enabled": "true", "pk-multivalue.index.columns": "b"}, want: "pk-multivalue.index.columns=b"},
+		// Full-text and vector indexes are valid on first-row tables
+		// without deletion vectors, which compactd otherwise compacts.
+		{name: "pk-full-text", create: map[string]string{"merge-engine": "first-row", "pk-full-text.index.columns": "b"}, want: "pk-full-text.index.columns=b"},
+		{name: "pk-vector", create: map[string]string{"merge-engine": "first-row"}, extra: []table.DataField{{ID: 5, Name: "v", Type: vector}},
+			set: map[string]*string{"pk-vector.index.columns": ptr("v"), "fields.v.pk-vector.index.type": ptr("hnsw")}, want: "pk-vector.index.columns=v"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			opts := map[string]string{}
+			for k, v := range c.create {
+				opts[k] = v
+			}
+			tb := newTable(t, opts)
+			writeRandom(t, tb, rand.New(rand.NewPCG(7, 8)), "w", 3, 10, 10, false)
+			if c.extra != nil || c.set != nil {
+				tb = evolveSchema(t, tb, c.extra, c.set)
+			}
+			before := dirState(t, tb.Path())
+			_, err := compact.Run(ctx, reopen(t, tb), compact.Options{Full: true})
+			if err == nil {
+				t.Fatal("compaction was not refused")
+			}
+			if !strings.Contains(err.Error(), tb.Path()) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("want an error naming the table %s and %s, got: %v", tb.Path(), c.want, err)
+			}
+			if err := compact.Supported(reopen(t, tb), nil); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Supported (the daemon's check) does not refuse it: %v", err)
+			}
+			if strings.Contains(c.name, "vector column") {
+				// scan refuses VECTOR columns up front too, instead of
+				// failing in the middle of its output.
+				if _, err := scan.New(ctx, reopen(t, tb), nil); !errors.Is(err, scan.ErrUnsupported) || !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("scan of a VECTOR table: %v", err)
+				}
+			}
+			after := dirState(t, tb.Path())
+			for p, s := range after {
+				if before[p] != s {
+					t.Errorf("%s was written", p)
+				}
+			}
+			for p := range before {
+				if _, ok := after[p]; !ok {
+					t.Errorf("%s was deleted", p)
+				}
+			}
+		})
 	}
 }

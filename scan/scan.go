@@ -32,6 +32,9 @@ func checkSupported(t *table.Table) error {
 		if f.Type.Root == table.TypeBlob {
 			return fmt.Errorf("scan %s: %w: BLOB column %s", t.FullName(), ErrUnsupported, f.Name)
 		}
+		if f.Type.Has(table.TypeVector) {
+			return fmt.Errorf("scan %s: %w: column %s of type %s (VECTOR data cannot be read yet)", t.FullName(), ErrUnsupported, f.Name, f.Type)
+		}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"syscall"
 
+	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
 )
 
@@ -56,7 +57,9 @@ func Classify(err error) Class {
 	var conflict *table.ConflictError
 	var netErr net.Error
 	switch {
-	case errors.As(err, &perm):
+	case errors.As(err, &perm), errors.Is(err, table.ErrInvalidName), errors.Is(err, fileio.ErrOutsideRoot):
+		// A table name or directory that leads out of the warehouse
+		// stays refused however often it is retried.
 		return Permanent
 	case errors.As(err, &conflict), errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr),
 		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EPIPE):

@@ -82,6 +82,8 @@ func TestErrorsAreClassified(t *testing.T) {
 		{"a commit conflict is transient", fmt.Errorf("compact: %w", &table.ConflictError{Table: "t", Reason: "x"}), Transient},
 		{"a spent time budget is transient", fmt.Errorf("x: %w", context.DeadlineExceeded), Transient},
 		{"an unsupported table is permanent", permanent(errors.New("deletion vectors")), Permanent},
+		{"a table outside the warehouse is permanent", fmt.Errorf("open: %w", fileio.ErrOutsideRoot), Permanent},
+		{"an invalid table name is permanent", fmt.Errorf("open: %w", table.ErrInvalidName), Permanent},
 		{"a missing file is unknown", fmt.Errorf("open: %w", fileio.ErrNotExist), Unknown},
 		{"anything else is unknown", errors.New("parquet: bad magic"), Unknown},
 	}

@@ -77,6 +77,25 @@ type warehouse struct {
 	fio  fileio.FileIO
 	lock *Lock
 	err  string // last discovery error
+	// skipped are the directories discovery left out because compactd
+	// cannot address their names, each warned about once.
+	skipped map[string]bool
+}
+
+// warnSkipped logs, once per directory, what discovery left out.
+func (s *Scheduler) warnSkipped(w *warehouse, dirs []table.SkippedDir) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range dirs {
+		if w.skipped[d.Path] {
+			continue
+		}
+		if w.skipped == nil {
+			w.skipped = map[string]bool{}
+		}
+		w.skipped[d.Path] = true
+		s.log.Warn("skipping a directory whose name compactd cannot address", "warehouse", w.path, "dir", d.Path, "err", d.Err)
+	}
 }
 
 type tableState struct {
@@ -428,7 +447,8 @@ func (s *Scheduler) discover(ctx context.Context) {
 	var all []found
 	seen := map[*warehouse]bool{}
 	for _, w := range ws {
-		dbs, err := table.ListDatabases(ctx, w.fio, w.path)
+		dbs, skipped, err := table.ListDatabases(ctx, w.fio, w.path)
+		s.warnSkipped(w, skipped)
 		if err != nil {
 			s.log.Error("list warehouse", "warehouse", w.path, "err", err)
 			s.mu.Lock()
@@ -438,7 +458,8 @@ func (s *Scheduler) discover(ctx context.Context) {
 		}
 		ok := true
 		for _, db := range dbs {
-			names, err := table.ListTables(ctx, w.fio, w.path, db)
+			names, skipped, err := table.ListTables(ctx, w.fio, w.path, db)
+			s.warnSkipped(w, skipped)
 			if err != nil {
 				s.log.Error("list database", "warehouse", w.path, "database", db, "err", err)
 				ok = false

@@ -50,9 +50,15 @@ type Table struct {
 	paths     *PathFactory
 }
 
-// Open opens <warehouse>/<database>.db/<name>.
+// Open opens <warehouse>/<database>.db/<name>. The names must be Paimon
+// database and table names and the table directory must lie inside the
+// warehouse (ResolveTablePath): a name cannot lead anywhere else.
 func Open(ctx context.Context, fio fileio.FileIO, warehouse, database, name string) (*Table, error) {
-	t, err := OpenPath(ctx, fio, TablePath(warehouse, database, name))
+	path, err := ResolveTablePath(ctx, fio, warehouse, database, name)
+	if err != nil {
+		return nil, fmt.Errorf("open %w", err)
+	}
+	t, err := OpenPath(ctx, fio, path)
 	if err != nil {
 		return nil, err
 	}
@@ -361,46 +367,70 @@ func (t *Table) Consumers(ctx context.Context) ([]*Consumer, error) {
 	return out, nil
 }
 
+// SkippedDir is a directory a listing left out because its name is not
+// one compactd can address (the caller decides how to report it).
+type SkippedDir struct {
+	Path string
+	Err  error
+}
+
 // ListDatabases returns the databases of a filesystem-catalog warehouse:
-// the directories named <db>.db, sorted.
-func ListDatabases(ctx context.Context, fio fileio.FileIO, warehouse string) ([]string, error) {
+// the directories named <db>.db, sorted. Directories whose <db> is not a
+// database name compactd can address (CheckDatabaseName) are left out and
+// returned as skipped.
+func ListDatabases(ctx context.Context, fio fileio.FileIO, warehouse string) ([]string, []SkippedDir, error) {
 	infos, err := fio.List(ctx, warehouse)
 	if err != nil {
-		return nil, fmt.Errorf("list warehouse %s: %w", warehouse, err)
+		return nil, nil, fmt.Errorf("list warehouse %s: %w", warehouse, err)
 	}
 	var out []string
+	var skipped []SkippedDir
 	for _, fi := range infos {
 		if fi.IsDir && strings.HasSuffix(fi.Name, DatabaseSuffix) && len(fi.Name) > len(DatabaseSuffix) {
-			out = append(out, strings.TrimSuffix(fi.Name, DatabaseSuffix))
+			db := strings.TrimSuffix(fi.Name, DatabaseSuffix)
+			if err := CheckDatabaseName(db); err != nil {
+				skipped = append(skipped, SkippedDir{Path: fi.Path, Err: err})
+				continue
+			}
+			out = append(out, db)
 		}
 	}
 	slices.Sort(out)
-	return out, nil
+	return out, skipped, nil
 }
 
 // ListTables returns the tables of a database: the sub-directories holding
-// at least one schema/schema-<id>, sorted.
-func ListTables(ctx context.Context, fio fileio.FileIO, warehouse, database string) ([]string, error) {
+// at least one schema/schema-<id>, sorted. Directories whose name is not a
+// table name (CheckTableName) are left out and returned as skipped.
+func ListTables(ctx context.Context, fio fileio.FileIO, warehouse, database string) ([]string, []SkippedDir, error) {
+	if err := CheckDatabaseName(database); err != nil {
+		return nil, nil, fmt.Errorf("list database in warehouse %s: %w", warehouse, err)
+	}
 	dbPath := DatabasePath(warehouse, database)
 	infos, err := fio.List(ctx, dbPath)
 	if err != nil {
-		return nil, fmt.Errorf("list database %s: %w", dbPath, err)
+		return nil, nil, fmt.Errorf("list database %s: %w", dbPath, err)
 	}
 	var out []string
+	var skipped []SkippedDir
 	for _, fi := range infos {
 		if !fi.IsDir {
 			continue
 		}
+		if err := CheckTableName(fi.Name); err != nil {
+			skipped = append(skipped, SkippedDir{Path: fi.Path, Err: err})
+			continue
+		}
 		ids, err := listIDs(ctx, fio, fileio.Join(dbPath, fi.Name, SchemaDir), schemaPrefix)
 		if err != nil {
-			return nil, fmt.Errorf("list database %s: %w", dbPath, err)
+			return nil, nil, fmt.Errorf("list database %s: %w", dbPath, err)
 		}
 		if len(ids) > 0 {
 			out = append(out, fi.Name)
 		}
 	}
 	slices.Sort(out)
-	return out, nil
+	return out, skipped, nil
 }
 
 func sortInt64s(s []int64) { slices.Sort(s) }

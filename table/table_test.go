@@ -369,12 +369,12 @@ func TestListDatabasesAndTables(t *testing.T) {
 	ctx := context.Background()
 	fio := fileio.NewLocal()
 	wh := filepath.Join(metaFixturesRoot, "parquet")
-	dbs, err := ListDatabases(ctx, fio, wh)
+	dbs, _, err := ListDatabases(ctx, fio, wh)
 	metaMust(t, err)
 	if !slices.Contains(dbs, "pk_09") || !slices.Contains(dbs, "append_10") || len(dbs) < 40 {
 		t.Fatalf("databases %v", dbs)
 	}
-	tables, err := ListTables(ctx, fio, wh, "pk_09")
+	tables, _, err := ListTables(ctx, fio, wh, "pk_09")
 	metaMust(t, err)
 	if !slices.Equal(tables, []string{"pk_09"}) {
 		t.Fatalf("tables %v", tables)
@@ -385,7 +385,7 @@ func TestListDatabasesAndTables(t *testing.T) {
 		t.Fatalf("table %s pk=%v bucket=%d", tb.FullName(), tb.HasPrimaryKey(), tb.Options().Bucket)
 	}
 	// The avro warehouse also holds loose manifests in non-.db directories.
-	dbs, err = ListDatabases(ctx, fio, filepath.Join(metaFixturesRoot, "avro"))
+	dbs, _, err = ListDatabases(ctx, fio, filepath.Join(metaFixturesRoot, "avro"))
 	metaMust(t, err)
 	if slices.Contains(dbs, "manifest") || slices.Contains(dbs, "data") {
 		t.Fatalf("non-database directories listed: %v", dbs)

@@ -146,6 +146,25 @@ func (t DataType) IsComposite() bool {
 	return false
 }
 
+// Has reports whether t is of type root or nests one (element, key, value
+// or field types, at any depth).
+func (t DataType) Has(root TypeRoot) bool {
+	if t.Root == root {
+		return true
+	}
+	for _, n := range []*DataType{t.Element, t.Key, t.Value} {
+		if n != nil && n.Has(root) {
+			return true
+		}
+	}
+	for _, f := range t.Fields {
+		if f.Type.Has(root) {
+			return true
+		}
+	}
+	return false
+}
+
 // WithNullable returns a copy of t with the given nullability.
 func (t DataType) WithNullable(n bool) DataType { t.Nullable = n; return t }
 

@@ -17,7 +17,10 @@ import (
 // CreateTable writes schema-0 of a new table, exclusively: an existing
 // table is never overwritten.
 func CreateTable(ctx context.Context, fio fileio.FileIO, warehouse, database, name string, s *table.TableSchema) (*table.Table, error) {
-	root := table.TablePath(warehouse, database, name)
+	root, err := table.ResolveTablePath(ctx, fio, warehouse, database, name)
+	if err != nil {
+		return nil, fmt.Errorf("create %w", err)
+	}
 	data, err := s.MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("create table %s.%s: %w", database, name, err)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -85,9 +84,9 @@ func setupLogging(g globalFlags) error {
 
 // openTable opens "<db>.<table>" in a warehouse.
 func openTable(ctx context.Context, warehouse, name string) (*table.Table, error) {
-	db, tbl, ok := strings.Cut(name, ".")
-	if !ok || db == "" || tbl == "" {
-		return nil, fmt.Errorf("table name %q: want <database>.<table>", name)
+	db, tbl, err := table.ParseFullName(name)
+	if err != nil {
+		return nil, err
 	}
 	fio, err := fileio.For(ctx, warehouse)
 	if err != nil {
@@ -95,8 +94,12 @@ func openTable(ctx context.Context, warehouse, name string) (*table.Table, error
 	}
 	t, err := table.Open(ctx, fio, warehouse, db, tbl)
 	if err != nil {
-		if errors.Is(err, fileio.ErrNotExist) {
-			return nil, fmt.Errorf("table %s in warehouse %s: not found: %w", name, warehouse, err)
+		if errors.Is(err, fileio.ErrNotExist) || errors.Is(err, table.ErrNotATable) {
+			hint := ""
+			if s := table.SuggestFullName(name); s != "" {
+				hint = fmt.Sprintf(" (did you mean %s?)", s)
+			}
+			return nil, fmt.Errorf("table %s in warehouse %s: not found%s: %w", name, warehouse, hint, err)
 		}
 		return nil, err
 	}
