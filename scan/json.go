@@ -81,8 +81,7 @@ func appendValue(dst []byte, t table.DataType, v any) ([]byte, error) {
 		return appendString(dst, fmt.Sprintf("%02d:%02d:%02d.%03d", ms/3600000, ms/60000%60, ms/1000%60, ms%1000)), nil
 	case table.TypeTimestamp, table.TypeTimestampLTZ:
 		ts := v.(table.Timestamp)
-		tm := time.UnixMilli(ts.Millis).UTC().Add(time.Duration(ts.NanoOfMilli))
-		return appendString(dst, tm.Format("2006-01-02T15:04:05.000000000")), nil
+		return appendString(dst, ts.Time().Format("2006-01-02T15:04:05.000000000")), nil
 	case table.TypeArray, table.TypeVector:
 		arr := v.([]any)
 		dst = append(dst, '[')

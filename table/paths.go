@@ -625,9 +625,7 @@ func formatLocalDate(days int64) string {
 // (what Timestamp.toString returns): seconds only when non-zero, fraction
 // in groups of three digits.
 func localDateTimeString(ts Timestamp) string {
-	days := floorDiv(ts.Millis, 86400000)
-	msOfDay := ts.Millis - days*86400000
-	nanoOfDay := msOfDay*1_000_000 + int64(ts.NanoOfMilli)
+	days, nanoOfDay := ts.DayNanos()
 	h := nanoOfDay / 3_600_000_000_000
 	mi := nanoOfDay / 60_000_000_000 % 60
 	s := nanoOfDay / 1_000_000_000 % 60
@@ -652,9 +650,7 @@ func localDateTimeString(ts Timestamp) string {
 // precision): yyyy-MM-dd HH:mm:ss, then the nine-digit fraction with
 // trailing zeros removed while longer than precision.
 func formatSQLTimestamp(ts Timestamp, precision int) string {
-	days := floorDiv(ts.Millis, 86400000)
-	msOfDay := ts.Millis - days*86400000
-	nanoOfDay := msOfDay*1_000_000 + int64(ts.NanoOfMilli)
+	days, nanoOfDay := ts.DayNanos()
 	out := fmt.Sprintf("%s %02d:%02d:%02d", formatLocalDate(days),
 		nanoOfDay/3_600_000_000_000, nanoOfDay/60_000_000_000%60, nanoOfDay/1_000_000_000%60)
 	return out + trimmedFraction(fmt.Sprintf("%09d", nanoOfDay%1_000_000_000), precision)
@@ -675,12 +671,4 @@ func trimmedFraction(frac string, precision int) string {
 		return ""
 	}
 	return "." + frac
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
 }

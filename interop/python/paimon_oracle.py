@@ -16,6 +16,10 @@ import math
 import sys
 
 
+# Enough digits for any DECIMAL (precision <= 38) at any scale <= 38, exact or an error.
+_DECIMALS = decimal.Context(prec=80, traps=[decimal.InvalidOperation, decimal.Inexact, decimal.Overflow])
+
+
 def canonical(value, paimon_type):
     """Converts one value as pyarrow returns it (as_py) into its canonical JSON value."""
     if value is None:
@@ -39,7 +43,10 @@ def canonical(value, paimon_type):
         return base64.b64encode(bytes(value)).decode("ascii")
     if base == "DECIMAL":
         scale = int(t.split("(")[1].rstrip(")").split(")")[0].split(",")[1]) if "," in t else 0
-        d = decimal.Decimal(value).quantize(decimal.Decimal(1).scaleb(-scale))
+        # Our own context: the default one keeps 28 digits and DECIMAL has up to 38. Inexact
+        # traps too, so a value with more fraction digits than the scale fails, not rounds.
+        d = decimal.Decimal(value).quantize(decimal.Decimal(1).scaleb(-scale, context=_DECIMALS),
+                                            context=_DECIMALS)
         return format(d, "f")
     if base == "DATE":
         if isinstance(value, int):

@@ -194,7 +194,7 @@ func fromAvro(v any, t table.DataType) (any, error) {
 	case table.TypeDate:
 		switch x := v.(type) {
 		case time.Time:
-			return int32(x.Unix() / 86400), nil
+			return int32(table.FloorDiv(x.Unix(), 86400)), nil
 		case int:
 			return int32(x), nil
 		}
@@ -219,15 +219,15 @@ func fromAvro(v any, t table.DataType) (any, error) {
 	case table.TypeTimestamp, table.TypeTimestampLTZ:
 		switch x := v.(type) {
 		case time.Time:
-			ns := x.UnixNano()
-			return timestampFromUnits(ns, 1000000), nil
+			// Not UnixNano: it overflows outside 1677-2262.
+			return table.TimestampFromTime(x), nil
 		case int64:
 			// local-timestamp-millis/micros are not converted by the
 			// decoder; the precision says which.
 			if t.Precision <= 3 {
 				return table.Timestamp{Millis: x}, nil
 			}
-			return timestampFromUnits(x, 1000), nil
+			return table.TimestampFromMicros(x), nil
 		}
 	case table.TypeArray:
 		arr, ok := v.([]any)

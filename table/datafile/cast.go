@@ -307,7 +307,7 @@ func ruleCast(from, to table.DataType) castFunc {
 			return func(v any) (any, error) { return int32(v.(table.Timestamp).Millis / millisPerDay), nil }
 		case fr == table.TypeTimestampLTZ:
 			// Through LocalDateTime.ofInstant: floored.
-			return func(v any) (any, error) { return int32(floorDiv(v.(table.Timestamp).Millis, millisPerDay)), nil }
+			return func(v any) (any, error) { return int32(table.FloorDiv(v.(table.Timestamp).Millis, millisPerDay)), nil }
 		}
 	case tr == table.TypeTime:
 		switch {
@@ -317,7 +317,7 @@ func ruleCast(from, to table.DataType) castFunc {
 			// Java's % up to 2.0.0: negative before the epoch; master floors.
 			return func(v any) (any, error) { return int32(v.(table.Timestamp).Millis % millisPerDay), nil }
 		case fr == table.TypeTimestampLTZ:
-			return func(v any) (any, error) { return int32(floorMod(v.(table.Timestamp).Millis, millisPerDay)), nil }
+			return func(v any) (any, error) { return int32(table.FloorMod(v.(table.Timestamp).Millis, millisPerDay)), nil }
 		}
 	case isTimestamp(tr):
 		switch {
@@ -988,22 +988,12 @@ func fitBinary(b []byte, to table.DataType) []byte {
 
 // ---- dates and times
 
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
-}
-
-func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
-
 // truncateTimestamp is DateTimeUtils.truncate (Paimon master): when the
 // fraction of a second has more significant digits than the precision, the
 // epoch milliseconds (precision <= 3) or the nanoseconds of the millisecond
 // lose their last digits, by Java's division towards zero.
 func truncateTimestamp(ts table.Timestamp, p int) table.Timestamp {
-	nano := floorMod(ts.Millis, 1000)*1000000 + int64(ts.NanoOfMilli)
+	nano := table.FloorMod(ts.Millis, 1000)*1000000 + int64(ts.NanoOfMilli)
 	frac := strings.TrimRight(fmt.Sprintf("%09d", nano), "0")
 	if len(frac) <= p {
 		return ts
@@ -1091,8 +1081,8 @@ func formatTime(t int32, p int) string {
 // formatTimestamp is DateTimeUtils.formatTimestamp: yyyy-MM-dd HH:mm:ss and
 // the nine-digit fraction with trailing zeros dropped down to the precision.
 func formatTimestamp(ts table.Timestamp, p int) string {
-	day := floorDiv(ts.Millis, millisPerDay)
-	ms := floorMod(ts.Millis, millisPerDay)
+	day := table.FloorDiv(ts.Millis, millisPerDay)
+	ms := table.FloorMod(ts.Millis, millisPerDay)
 	var sb strings.Builder
 	sb.WriteString(formatDate(int32(day)))
 	sb.WriteByte(' ')
@@ -1326,24 +1316,17 @@ func stringToTimestamp(s string, p int, ltz bool) (any, error) {
 		if !ok {
 			return nil, valueErr("cannot parse %q as TIMESTAMP", s)
 		}
-		var millis, nanos int64
 		switch p {
 		case 0:
-			millis = n * 1000
+			return table.Timestamp{Millis: n * 1000}, nil
 		case 3:
-			millis = n
+			return table.Timestamp{Millis: n}, nil
 		case 6:
-			millis, nanos = n/1000, n%1000*1000
+			return table.TimestampFromMicros(n), nil
 		case 9:
-			millis, nanos = n/1000000, n%1000000
-		default:
-			return nil, valueErr("cannot cast %q to TIMESTAMP(%d): unsupported precision", s, p)
+			return table.TimestampFromNanos(n), nil
 		}
-		if nanos < 0 {
-			nanos += 1000000
-			millis--
-		}
-		return table.Timestamp{Millis: millis, NanoOfMilli: int32(nanos)}, nil
+		return nil, valueErr("cannot cast %q to TIMESTAMP(%d): unsupported precision", s, p)
 	}
 	ts, ok := parseTimestampText(s, p)
 	if !ok {

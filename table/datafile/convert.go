@@ -158,9 +158,9 @@ func leafDecoder(t table.DataType, typ parquet.Type) (decodeFunc, error) {
 			case 1:
 				return func(v parquet.Value) (any, error) { return table.Timestamp{Millis: v.Int64()}, nil }, nil
 			case 2:
-				return func(v parquet.Value) (any, error) { return timestampFromUnits(v.Int64(), 1000), nil }, nil
+				return func(v parquet.Value) (any, error) { return table.TimestampFromMicros(v.Int64()), nil }, nil
 			default:
-				return func(v parquet.Value) (any, error) { return timestampFromUnits(v.Int64(), 1000000), nil }, nil
+				return func(v parquet.Value) (any, error) { return table.TimestampFromNanos(v.Int64()), nil }, nil
 			}
 		}
 		return bad()
@@ -168,35 +168,26 @@ func leafDecoder(t table.DataType, typ parquet.Type) (decodeFunc, error) {
 	return nil, fmt.Errorf("type %s is not supported in Parquet data files", t)
 }
 
-// timestampFromUnits converts micros (perMilli 1000) or nanos (1000000)
-// since the epoch, flooring so negative values keep a non-negative nano part.
-func timestampFromUnits(v, perMilli int64) table.Timestamp {
-	ms := v / perMilli
-	rem := v % perMilli
-	if rem < 0 {
-		ms--
-		rem += perMilli
-	}
-	return table.Timestamp{Millis: ms, NanoOfMilli: int32(rem * (1000000 / perMilli))}
-}
-
+// timestampFromInt96 reads an INT96 timestamp: nanoseconds of the day
+// (signed: Java writes instants before 1970 with day and nanoseconds both
+// rounded towards zero, so 1969-12-31T23:59:59.999999999 is day 0 and -1 ns)
+// and the Julian day, normalised with floor division as Java's vectorized
+// reader does.
 func timestampFromInt96(v deprecated.Int96) table.Timestamp {
 	nanosOfDay := int64(uint64(v[0]) | uint64(v[1])<<32)
 	day := int64(int32(v[2])) - julianEpochDay
-	return table.Timestamp{
-		Millis:      day*millisPerDay + nanosOfDay/1000000,
-		NanoOfMilli: int32(nanosOfDay % 1000000),
-	}
+	return table.TimestampFromDayNanos(day, nanosOfDay)
 }
 
+// int96FromTimestamp writes an INT96 timestamp exactly as Java Paimon's
+// ParquetRowDataWriter does: day and millisecond of day by Java's division
+// towards zero, so an instant before 1970 gets the day after its calendar day
+// and negative nanoseconds. Java's reader and timestampFromInt96 floor that
+// back; writing the same bytes keeps the record path and the batch path
+// (which copies INT96 values untouched) identical to Java's compaction.
 func int96FromTimestamp(ts table.Timestamp) deprecated.Int96 {
-	day := ts.Millis / millisPerDay
-	msOfDay := ts.Millis % millisPerDay
-	if msOfDay < 0 {
-		day--
-		msOfDay += millisPerDay
-	}
-	nanos := uint64(msOfDay*1000000 + int64(ts.NanoOfMilli))
+	day := ts.Millis / millisPerDay                                         // towards zero, as Java
+	nanos := uint64(ts.Millis%millisPerDay*1000000 + int64(ts.NanoOfMilli)) // may be negative, as Java
 	return deprecated.Int96{uint32(nanos), uint32(nanos >> 32), uint32(int32(day + julianEpochDay))}
 }
 
@@ -355,7 +346,7 @@ func leafEncoder(t table.DataType) (encodeFunc, error) {
 			case p <= 3:
 				return parquet.Int64Value(ts.Millis), nil
 			case p <= 6:
-				return parquet.Int64Value(ts.Millis*1000 + int64(ts.NanoOfMilli/1000)), nil
+				return parquet.Int64Value(ts.Micros()), nil
 			}
 			return parquet.Int96Value(int96FromTimestamp(ts)), nil
 		}, nil
