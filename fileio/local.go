@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/google/uuid"
 )
@@ -41,7 +42,7 @@ func (Local) Open(ctx context.Context, path string) (Reader, error) {
 	}
 	if st.IsDir() {
 		f.Close()
-		return nil, fmt.Errorf("open %s: is a directory", path)
+		return nil, fmt.Errorf("open %s: %w", path, syscall.EISDIR)
 	}
 	return &localReader{File: f, size: st.Size()}, nil
 }
