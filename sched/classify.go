@@ -6,6 +6,7 @@ import (
 	"net"
 	"syscall"
 
+	"github.com/compactd/compactd/expire"
 	"github.com/compactd/compactd/table"
 )
 
@@ -21,8 +22,9 @@ const (
 	// file is Unknown: a concurrent expiration explains it once, a broken
 	// table every time.
 	Transient
-	// Permanent errors (unsupported table, invalid options, corrupt files)
-	// halt the table until `compactd resume`.
+	// Permanent errors (unsupported table, invalid options, corrupt files,
+	// metadata expire or orphan cleanup must read but cannot) halt the
+	// table until `compactd resume`.
 	Permanent
 )
 
@@ -53,10 +55,13 @@ func permanent(err error) error {
 // Classify decides how a job failure is handled.
 func Classify(err error) Class {
 	var perm *PermanentError
+	var damaged *expire.DamagedError
 	var conflict *table.ConflictError
 	var netErr net.Error
 	switch {
-	case errors.As(err, &perm):
+	case errors.As(err, &perm), errors.As(err, &damaged):
+		// A damaged table stays damaged: expire and orphan refused to delete
+		// anything, and retrying would only refuse again.
 		return Permanent
 	case errors.As(err, &conflict), errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr),
 		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EPIPE):

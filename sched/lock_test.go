@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactd/compactd/expire"
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
 )
@@ -83,6 +84,8 @@ func TestErrorsAreClassified(t *testing.T) {
 		{"a spent time budget is transient", fmt.Errorf("x: %w", context.DeadlineExceeded), Transient},
 		{"an unsupported table is permanent", permanent(errors.New("deletion vectors")), Permanent},
 		{"a missing file is unknown", fmt.Errorf("open: %w", fileio.ErrNotExist), Unknown},
+		{"damaged metadata found by expire or orphan is permanent", fmt.Errorf("orphan t: %w",
+			&expire.DamagedError{Table: "t", File: "manifest-list-1", By: "snapshot 3", Err: fmt.Errorf("read: %w", fileio.ErrNotExist)}), Permanent},
 		{"anything else is unknown", errors.New("parquet: bad magic"), Unknown},
 	}
 	for _, c := range cases {
