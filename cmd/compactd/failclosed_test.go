@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"errors"
-	"os/exec"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,7 +34,9 @@ func TestExpireAndOrphanExitNonZeroOnDamagedMetadata(t *testing.T) {
 		damage expiretest.Damage
 	}{
 		{"expire with a truncated base manifest list", []string{"expire", "--retain-min", "1", "--retain-max", "1", "--time-retained", "1ms"},
-			func(t *testing.T, root string, s *table.Snapshot) string { return root + "/manifest/" + s.BaseManifestList },
+			func(t *testing.T, root string, s *table.Snapshot) string {
+				return root + "/manifest/" + s.BaseManifestList
+			},
 			expiretest.Truncated},
 		{"orphan with a missing base manifest", []string{"orphan", "--older-than", "1h"},
 			func(t *testing.T, root string, s *table.Snapshot) string {
