@@ -14,10 +14,12 @@ import (
 // DamagedError reports a metadata file that expiration or orphan cleanup
 // had to read before deleting anything and could not: missing, unreadable
 // or corrupt, and reached from a snapshot, tag, branch or consumer the run
-// keeps (or from an expiring snapshot no earlier run condemned). Deleting
-// on the strength of what such a table seems to reference could destroy
-// live data, so the run stops before its first deletion. Retrying does not
-// help; the scheduler halts the table with this error.
+// keeps (or from an expiring snapshot no earlier run condemned); or an
+// entry of the table directory Paimon never writes (a symbolic link, a
+// directory where a metadata file belongs). Deleting on the strength of
+// what such a table seems to reference could destroy live data, so the run
+// stops before its first deletion. Retrying does not help; the scheduler
+// halts the table with this error.
 type DamagedError struct {
 	Table string // table root
 	File  string // the file: a path, or a name in the table's manifest/ directory
@@ -30,7 +32,7 @@ func (e *DamagedError) Error() string {
 	if e.By != "" {
 		by = " (reached from " + e.By + ")"
 	}
-	return fmt.Sprintf("table %s: cannot read %s%s, refusing to delete anything: %v", e.Table, e.File, by, e.Err)
+	return fmt.Sprintf("table %s: refusing to delete anything: %s%s: %v", e.Table, e.File, by, e.Err)
 }
 
 func (e *DamagedError) Unwrap() error { return e.Err }

@@ -92,13 +92,22 @@ func Run(ctx context.Context, src expire.Source, o RunOptions) (Report, error) {
 	branches = append([]string{root}, branches...)
 	branchNames = append([]string{""}, branchNames...)
 
-	// 1. List.
+	// 1. List, never following a symbolic link (see confine).
+	cf, err := newConfine(ctx, fsys, root)
+	if err != nil {
+		return rep, err
+	}
+	for _, d := range append([]string{root, fileio.Join(root, "branch")}, branches[1:]...) {
+		if _, err := cf.list(ctx, d); err != nil {
+			return rep, fmt.Errorf("orphan %s: %w", root, err)
+		}
+	}
 	var listings []Listing
 	var emptyDirs []string
 	listDir := func(dir string, kind DirKind) error {
-		ents, err := fsys.List(ctx, dir)
+		ents, err := cf.list(ctx, dir)
 		if err != nil {
-			return fmt.Errorf("orphan %s: list %s: %w", root, dir, err)
+			return fmt.Errorf("orphan %s: %w", root, err)
 		}
 		l := Listing{Dir: dir, Kind: kind}
 		for _, e := range ents {
@@ -128,7 +137,7 @@ func Run(ctx context.Context, src expire.Source, o RunOptions) (Report, error) {
 	if p := schema.Options["data-file.path-directory"]; p != "" {
 		dataRoot = fileio.Join(root, p)
 	}
-	bucketDirs, err := listBucketDirs(ctx, fsys, dataRoot, len(schema.PartitionKeys), &emptyDirs, cutoff)
+	bucketDirs, err := listBucketDirs(ctx, cf, dataRoot, len(schema.PartitionKeys), &emptyDirs, cutoff)
 	if err != nil {
 		return rep, fmt.Errorf("orphan %s: %w", root, err)
 	}
@@ -174,6 +183,14 @@ func Run(ctx context.Context, src expire.Source, o RunOptions) (Report, error) {
 	rep.Files = Select(in)
 	for _, f := range rep.Files {
 		rep.Bytes += f.Size
+	}
+	// Each file must still resolve to its own place inside the table: a
+	// link that appeared since the listing is not followed out of it. All
+	// are checked before the first deletion.
+	for _, f := range rep.Files {
+		if err := cf.check(ctx, f.Path); err != nil && !errors.Is(err, fileio.ErrNotExist) {
+			return rep, fmt.Errorf("orphan %s: %w", root, err)
+		}
 	}
 	if o.DryRun {
 		return rep, nil
@@ -236,10 +253,10 @@ func latestSchema(ctx context.Context, fsys fileio.FileIO, branchRoot string) (s
 // '=') and returns the bucket-* directories beneath. Partition directories
 // without buckets and empty bucket directories older than cutoff are added
 // to empty.
-func listBucketDirs(ctx context.Context, fsys fileio.FileIO, dir string, levels int, empty *[]string, cutoff time.Time) ([]string, error) {
-	ents, err := fsys.List(ctx, dir)
+func listBucketDirs(ctx context.Context, cf *confine, dir string, levels int, empty *[]string, cutoff time.Time) ([]string, error) {
+	ents, err := cf.list(ctx, dir)
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", dir, err)
+		return nil, err
 	}
 	var out []string
 	for _, e := range ents {
@@ -249,9 +266,9 @@ func listBucketDirs(ctx context.Context, fsys fileio.FileIO, dir string, levels 
 		if levels == 0 {
 			if strings.HasPrefix(e.Name, "bucket-") {
 				out = append(out, e.Path)
-				sub, err := fsys.List(ctx, e.Path)
+				sub, err := cf.list(ctx, e.Path)
 				if err != nil {
-					return nil, fmt.Errorf("list %s: %w", e.Path, err)
+					return nil, err
 				}
 				if len(sub) == 0 && e.ModTime.Before(cutoff) {
 					*empty = append(*empty, e.Path)
@@ -262,12 +279,12 @@ func listBucketDirs(ctx context.Context, fsys fileio.FileIO, dir string, levels 
 		if !strings.Contains(e.Name, "=") {
 			continue
 		}
-		sub, err := listBucketDirs(ctx, fsys, e.Path, levels-1, empty, cutoff)
+		sub, err := listBucketDirs(ctx, cf, e.Path, levels-1, empty, cutoff)
 		if err != nil {
 			return nil, err
 		}
 		if len(sub) == 0 {
-			if kids, err := fsys.List(ctx, e.Path); err == nil && len(kids) == 0 && e.ModTime.Before(cutoff) {
+			if kids, err := cf.fs.List(ctx, e.Path); err == nil && len(kids) == 0 && e.ModTime.Before(cutoff) {
 				*empty = append(*empty, e.Path)
 			}
 		}
