@@ -241,6 +241,9 @@ func Run(ctx context.Context, src Source, o RunOptions) (Report, error) {
 	for _, s := range expiring {
 		rep.Snapshots = append(rep.Snapshots, s.ID)
 	}
+	if err := confined(ctx, src, &rep); err != nil {
+		return rep, err
+	}
 	if o.DryRun {
 		return rep, nil
 	}
@@ -452,5 +455,41 @@ func protectKept(ctx context.Context, src Source, vanish Vanish, end int64, plan
 	plan.IndexFiles = idx
 	slog.Warn("expire: files of the expired range are still reached from a kept snapshot, tag or branch; keeping them",
 		"table", src.Root, "files", len(rep.Protected))
+	return nil
+}
+
+// confined checks, before the first deletion, that every file the run is
+// about to delete under the table root resolves to its own place there: a
+// symbolic link inside the table (Paimon never creates one) must not lead a
+// deletion out of it. Files outside the root (data-file.external-paths) are
+// where the table's metadata puts them and are not checked.
+func confined(ctx context.Context, src Source, rep *Report) error {
+	cf, err := NewConfine(ctx, src.FS, src.Root)
+	if err != nil {
+		return fmt.Errorf("expire %s: %w", src.Root, err)
+	}
+	check := func(paths []string) error {
+		for _, p := range paths {
+			if !strings.HasPrefix(p, cf.Root+"/") {
+				continue
+			}
+			if err := cf.Check(ctx, p); err != nil && !errors.Is(err, fileio.ErrNotExist) {
+				return fmt.Errorf("expire %s: %w", src.Root, err)
+			}
+		}
+		return nil
+	}
+	var snapFiles, consumers []string
+	for _, id := range rep.Snapshots {
+		snapFiles = append(snapFiles, SnapshotPath(src.Root, id))
+	}
+	for _, c := range rep.Consumers {
+		consumers = append(consumers, fileio.Join(src.Root, "consumer", "consumer-"+c))
+	}
+	for _, paths := range [][]string{rep.DataFiles, rep.Manifests, rep.ManifestLists, rep.IndexFiles, rep.IndexManifests, rep.Statistics, snapFiles, consumers} {
+		if err := check(paths); err != nil {
+			return err
+		}
+	}
 	return nil
 }

@@ -92,20 +92,20 @@ func Run(ctx context.Context, src expire.Source, o RunOptions) (Report, error) {
 	branches = append([]string{root}, branches...)
 	branchNames = append([]string{""}, branchNames...)
 
-	// 1. List, never following a symbolic link (see confine).
-	cf, err := newConfine(ctx, fsys, root)
+	// 1. List, never following a symbolic link (see expire.Confine).
+	cf, err := expire.NewConfine(ctx, fsys, root)
 	if err != nil {
-		return rep, err
+		return rep, fmt.Errorf("orphan %s: %w", root, err)
 	}
 	for _, d := range append([]string{root, fileio.Join(root, "branch")}, branches[1:]...) {
-		if _, err := cf.list(ctx, d); err != nil {
+		if _, err := cf.List(ctx, d); err != nil {
 			return rep, fmt.Errorf("orphan %s: %w", root, err)
 		}
 	}
 	var listings []Listing
 	var emptyDirs []string
 	listDir := func(dir string, kind DirKind) error {
-		ents, err := cf.list(ctx, dir)
+		ents, err := cf.List(ctx, dir)
 		if err != nil {
 			return fmt.Errorf("orphan %s: %w", root, err)
 		}
@@ -188,7 +188,7 @@ func Run(ctx context.Context, src expire.Source, o RunOptions) (Report, error) {
 	// link that appeared since the listing is not followed out of it. All
 	// are checked before the first deletion.
 	for _, f := range rep.Files {
-		if err := cf.check(ctx, f.Path); err != nil && !errors.Is(err, fileio.ErrNotExist) {
+		if err := cf.Check(ctx, f.Path); err != nil && !errors.Is(err, fileio.ErrNotExist) {
 			return rep, fmt.Errorf("orphan %s: %w", root, err)
 		}
 	}
@@ -253,8 +253,8 @@ func latestSchema(ctx context.Context, fsys fileio.FileIO, branchRoot string) (s
 // '=') and returns the bucket-* directories beneath. Partition directories
 // without buckets and empty bucket directories older than cutoff are added
 // to empty.
-func listBucketDirs(ctx context.Context, cf *confine, dir string, levels int, empty *[]string, cutoff time.Time) ([]string, error) {
-	ents, err := cf.list(ctx, dir)
+func listBucketDirs(ctx context.Context, cf *expire.Confine, dir string, levels int, empty *[]string, cutoff time.Time) ([]string, error) {
+	ents, err := cf.List(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +266,7 @@ func listBucketDirs(ctx context.Context, cf *confine, dir string, levels int, em
 		if levels == 0 {
 			if strings.HasPrefix(e.Name, "bucket-") {
 				out = append(out, e.Path)
-				sub, err := cf.list(ctx, e.Path)
+				sub, err := cf.List(ctx, e.Path)
 				if err != nil {
 					return nil, err
 				}
@@ -284,7 +284,7 @@ func listBucketDirs(ctx context.Context, cf *confine, dir string, levels int, em
 			return nil, err
 		}
 		if len(sub) == 0 {
-			if kids, err := cf.fs.List(ctx, e.Path); err == nil && len(kids) == 0 && e.ModTime.Before(cutoff) {
+			if kids, err := cf.FS.List(ctx, e.Path); err == nil && len(kids) == 0 && e.ModTime.Before(cutoff) {
 				*empty = append(*empty, e.Path)
 			}
 		}

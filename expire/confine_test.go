@@ -1,4 +1,4 @@
-package orphan
+package expire_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // own place inside the table (a directory on its way was replaced by a link
 // after the listing, or the file is a link) is refused; a table root that is
 // itself reached through a link is fine.
-func TestConfineCheckRefusesPathsThatResolveElsewhere(t *testing.T) {
+func TestConfineRefusesPathsThatResolveElsewhere(t *testing.T) {
 	ctx := context.Background()
 	base := t.TempDir()
 	realTable, outside := filepath.Join(base, "real", "t"), filepath.Join(base, "outside")
@@ -34,11 +34,11 @@ func TestConfineCheckRefusesPathsThatResolveElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := filepath.Join(base, "wh", "t")
-	cf, err := newConfine(ctx, fileio.NewLocal(), root)
+	cf, err := expire.NewConfine(ctx, fileio.NewLocal(), root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cf.check(ctx, filepath.Join(root, "bucket-0", "data-a")); err != nil {
+	if err := cf.Check(ctx, filepath.Join(root, "bucket-0", "data-a")); err != nil {
 		t.Fatalf("a plain file inside a linked-to table: %v", err)
 	}
 	if err := os.Symlink(filepath.Join(outside, "victim"), filepath.Join(realTable, "bucket-0", "data-c")); err != nil {
@@ -49,11 +49,11 @@ func TestConfineCheckRefusesPathsThatResolveElsewhere(t *testing.T) {
 	}
 	for _, p := range []string{filepath.Join(root, "bucket-0", "data-c"), filepath.Join(root, "bucket-1", "data-b"), filepath.Join(base, "outside", "victim")} {
 		var de *expire.DamagedError
-		if err := cf.check(ctx, p); !errors.As(err, &de) {
+		if err := cf.Check(ctx, p); !errors.As(err, &de) {
 			t.Errorf("%s: want a DamagedError, got %v", p, err)
 		}
 	}
-	if err := cf.check(ctx, filepath.Join(root, "bucket-0", "gone")); !errors.Is(err, fileio.ErrNotExist) {
+	if err := cf.Check(ctx, filepath.Join(root, "bucket-0", "gone")); !errors.Is(err, fileio.ErrNotExist) {
 		t.Errorf("a missing file: want ErrNotExist, got %v", err)
 	}
 }
