@@ -291,3 +291,65 @@ func checkSnapshotFiles(t *testing.T, root string, id int64) {
 		}
 	}
 }
+
+// A branch shares manifest/ and the data directories with main. A branch
+// made from snapshot 3 of main (its snapshot and schema copied, as Paimon's
+// create_branch does) with no tag left on main: expiring main down to its
+// latest snapshot must keep every file the branch's snapshot needs, and so
+// must orphan cleanup afterwards. (The previous expire looked at main only
+// and deleted them.)
+func TestExpireKeepsWhatABranchNeeds(t *testing.T) {
+	ctx := context.Background()
+	root := copyTable(t, "pk_09.db", "pk_09")
+	b := root + "/branch/branch-b"
+	expiretest.CopyDir(t, root+"/schema", b+"/schema")
+	if err := os.MkdirAll(b+"/snapshot", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(expire.SnapshotPath(root, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(expire.SnapshotPath(b, 3), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := strictExpire(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Snapshots) != 7 || len(rep.Protected) == 0 {
+		t.Fatalf("expired %v, protected %v; want 1..7 expired and the branch's files protected", rep.Snapshots, rep.Protected)
+	}
+	checkBranchSnapshot(t, root, b, 3)
+	if _, err := orphanRun(ctx, root); err != nil {
+		t.Fatal(err)
+	}
+	checkBranchSnapshot(t, root, b, 3)
+}
+
+func checkBranchSnapshot(t *testing.T, root, branchRoot string, id int64) {
+	t.Helper()
+	ctx := context.Background()
+	tbl, err := table.OpenPath(ctx, fileio.NewLocal(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := snapshotOf(t, branchRoot, id)
+	adds, _, manifests, err := tbl.LiveEntries(ctx, s)
+	if err != nil {
+		t.Fatalf("branch snapshot %d: %v", id, err)
+	}
+	paths := []string{tbl.Paths().ManifestPath(s.BaseManifestList), tbl.Paths().ManifestPath(s.DeltaManifestList)}
+	for _, m := range manifests {
+		paths = append(paths, tbl.Paths().ManifestPath(m.FileName))
+	}
+	for i := range adds {
+		p, _ := tbl.DataFilePath(&adds[i])
+		paths = append(paths, p)
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("branch snapshot %d lost %v", id, err)
+		}
+	}
+}
