@@ -103,7 +103,9 @@ type MissingOK func(ctx context.Context, s Snapshot) (bool, error)
 // snapshot and of the tags it consults must be readable (Java then skips
 // deleting manifests, or the data files of a snapshot, and goes on), and a
 // missing file of an expiring snapshot counts as empty only when missingOK
-// says so (nil: never). Any other failure is a *DamagedError.
+// says so (nil: never). Any other failure aborts the plan: a *DamagedError
+// when the file is missing, not a file or undecodable, the store's error
+// otherwise.
 //
 // A file is never planned for deletion when it is referenced by the end
 // snapshot or by a tag (and, through Paimon's invariants, by any later
@@ -168,7 +170,7 @@ func PlanFiles(ctx context.Context, md Metadata, expiring []Snapshot, end *Snaps
 				tagLive, tagErr = readLiveSet(ctx, md, tags[ti])
 			}
 			if tagErr != nil {
-				return Plan{}, damaged("", tagErrFile(tagErr), fmt.Sprintf("the tag of snapshot %d", tags[ti].ID), tagErr)
+				return Plan{}, damaged("", failedFile(tagErr), fmt.Sprintf("the tag of snapshot %d", tags[ti].ID), tagErr)
 			}
 			skip = tagLive
 		}
@@ -226,7 +228,7 @@ func PlanFiles(ctx context.Context, md Metadata, expiring []Snapshot, end *Snaps
 			if i == len(skipping)-1 {
 				by = fmt.Sprintf("snapshot %d", s.ID)
 			}
-			return Plan{}, damaged("", tagErrFile(err), by, err)
+			return Plan{}, damaged("", failedFile(err), by, err)
 		}
 	}
 	for _, s := range expiring {
@@ -443,9 +445,9 @@ func skippingTags(tags []Snapshot, begin, end int64) []Snapshot {
 	return slices.Clone(tags[left : right+1])
 }
 
-// tagErrFile extracts the file name readLiveSet or addManifestSkips failed
-// on, for the DamagedError.
-func tagErrFile(err error) string {
+// failedFile extracts the name of the file readLiveSet or addManifestSkips
+// failed on, for the DamagedError.
+func failedFile(err error) string {
 	var f *fileError
 	if errors.As(err, &f) {
 		return f.file
