@@ -157,8 +157,8 @@ func TestRunOnJavaTables(t *testing.T) {
 			if rep.End != latest || len(rep.Snapshots) == 0 {
 				t.Fatalf("End %d (latest %d), expired %v", rep.End, latest, rep.Snapshots)
 			}
-			if rep.ManifestsKept != "" {
-				t.Fatalf("manifests kept: %s", rep.ManifestsKept)
+			if len(rep.Protected) != 0 {
+				t.Fatalf("the plan named files that retained snapshots still reach: %v", rep.Protected)
 			}
 			checkReadable(t, root)
 			ids, _ := expire.ListIDs(ctx, fileio.NewLocal(), root+"/snapshot", "snapshot-")

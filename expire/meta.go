@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/compactd/compactd/fileio"
 )
@@ -71,14 +72,16 @@ func ReadSnapshotFile(ctx context.Context, fs fileio.FileIO, path string) (Snaps
 	}
 	s, err := ParseSnapshot(data)
 	if err != nil {
-		return Snapshot{}, fmt.Errorf("decode %s: %w", path, err)
+		return Snapshot{}, fmt.Errorf("decode %s: %w: %w", path, ErrCorrupt, err)
 	}
 	return s, nil
 }
 
 // ListIDs lists the numbered files "<prefix><id>" of dir (snapshot-,
 // changelog-, schema-), ascending. Names with a non-numeric suffix are
-// skipped, as Paimon HEAD does.
+// skipped, as Paimon HEAD does. A directory or symbolic link under such a
+// name is an error: skipping it would hide a snapshot from everything that
+// decides what is still referenced.
 func ListIDs(ctx context.Context, fs fileio.FileIO, dir, prefix string) ([]int64, error) {
 	ents, err := fs.List(ctx, dir)
 	if err != nil {
@@ -86,12 +89,15 @@ func ListIDs(ctx context.Context, fs fileio.FileIO, dir, prefix string) ([]int64
 	}
 	var ids []int64
 	for _, e := range ents {
-		if e.IsDir || !strings.HasPrefix(e.Name, prefix) {
+		if !strings.HasPrefix(e.Name, prefix) {
 			continue
 		}
 		id, err := strconv.ParseInt(e.Name[len(prefix):], 10, 64)
 		if err != nil {
 			continue
+		}
+		if err := notAFile(e); err != nil {
+			return nil, err
 		}
 		ids = append(ids, id)
 	}
@@ -115,8 +121,11 @@ func ReadTags(ctx context.Context, fs fileio.FileIO, branchRoot string) ([]Tag, 
 	}
 	var tags []Tag
 	for _, e := range ents {
-		if e.IsDir || !strings.HasPrefix(e.Name, "tag-") {
+		if !strings.HasPrefix(e.Name, "tag-") {
 			continue
+		}
+		if err := notAFile(e); err != nil {
+			return nil, err
 		}
 		s, err := ReadSnapshotFile(ctx, fs, e.Path)
 		if errors.Is(err, fileio.ErrNotExist) {
@@ -140,8 +149,11 @@ func ReadConsumers(ctx context.Context, fs fileio.FileIO, branchRoot string) ([]
 	}
 	var out []Consumer
 	for _, e := range ents {
-		if e.IsDir || !strings.HasPrefix(e.Name, "consumer-") {
+		if !strings.HasPrefix(e.Name, "consumer-") {
 			continue
+		}
+		if err := notAFile(e); err != nil {
+			return nil, err
 		}
 		data, err := fileio.ReadFile(ctx, fs, e.Path)
 		if errors.Is(err, fileio.ErrNotExist) {
@@ -154,11 +166,23 @@ func ReadConsumers(ctx context.Context, fs fileio.FileIO, branchRoot string) ([]
 			NextSnapshot *int64 `json:"nextSnapshot"`
 		}
 		if err := json.Unmarshal(data, &j); err != nil || j.NextSnapshot == nil {
-			return nil, fmt.Errorf("decode consumer %s: invalid JSON %q", e.Path, data)
+			return nil, fmt.Errorf("decode consumer %s: %w: invalid JSON %q", e.Path, ErrCorrupt, data)
 		}
 		out = append(out, Consumer{ID: strings.TrimPrefix(e.Name, "consumer-"), NextSnapshot: *j.NextSnapshot, ModTime: e.ModTime})
 	}
 	return out, nil
+}
+
+// notAFile refuses a listed metadata entry that is a directory or a
+// symbolic link: Paimon writes neither.
+func notAFile(e fileio.FileInfo) error {
+	switch {
+	case e.IsSymlink:
+		return &DamagedError{File: e.Path, Err: errors.New("a symbolic link where Paimon writes a metadata file")}
+	case e.IsDir:
+		return &DamagedError{File: e.Path, Err: fmt.Errorf("a directory where Paimon writes a metadata file: %w", syscall.EISDIR)}
+	}
+	return nil
 }
 
 // SnapshotPath is the path of snapshot id under a branch metadata root.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"sort"
 )
@@ -76,14 +75,13 @@ type Plan struct {
 	IndexFiles     []IndexFile
 	IndexManifests []string
 	Statistics     []string
-	// ManifestsKept is set when the skip set of the retained snapshot and
-	// tags could not be built; no manifest-level file is then deleted
-	// (data files still are, as in Java).
-	ManifestsKept error
-	// SkippedDataOf lists expired snapshots whose data files were kept
-	// because the nearest earlier tag could not be read.
-	SkippedDataOf []int64
 }
+
+// MissingOK decides whether a missing metadata file of an expiring snapshot
+// may count as empty: an earlier run condemned the snapshot and may have
+// deleted part of it, or a concurrent expiration is removing it. Anything
+// else that is missing means a damaged table.
+type MissingOK func(ctx context.Context, s Snapshot) (bool, error)
 
 // PlanFiles decides which files an expiration deletes, following
 // ExpireSnapshotsImpl.innerExpireUntil:
@@ -101,17 +99,45 @@ type Plan struct {
 //     of the expiring snapshots, except those the end snapshot or a tag in
 //     the expired range (or the nearest before it) still uses.
 //
+// Unlike Java, PlanFiles never degrades: every metadata file of the end
+// snapshot and of the tags it consults must be readable (Java then skips
+// deleting manifests, or the data files of a snapshot, and goes on), and a
+// missing file of an expiring snapshot counts as empty only when missingOK
+// says so (nil: never). Any other failure aborts the plan: a *DamagedError
+// when the file is missing, not a file or undecodable, the store's error
+// otherwise.
+//
 // A file is never planned for deletion when it is referenced by the end
 // snapshot or by a tag (and, through Paimon's invariants, by any later
 // snapshot: files and manifests are immutable and names are never reused).
 // Memory is bounded by one delta, one tag's live set and the skip set.
-//
-// Missing metadata of an expiring snapshot (a previous run crashed after
-// deleting it) counts as empty; any other read error aborts the plan.
-func PlanFiles(ctx context.Context, md Metadata, expiring []Snapshot, end *Snapshot, tags []Snapshot) (Plan, error) {
+func PlanFiles(ctx context.Context, md Metadata, expiring []Snapshot, end *Snapshot, tags []Snapshot, missingOK MissingOK) (Plan, error) {
 	var p Plan
 	if len(expiring) == 0 {
 		return p, nil
+	}
+	goneCache := map[int64]bool{}
+	// tolerate turns a missing file of expiring snapshot s into "empty"
+	// when missingOK allows it, and every other failure into a DamagedError.
+	tolerate := func(s Snapshot, file string, err error) error {
+		if err == nil {
+			return nil
+		}
+		if isMissing(err) && missingOK != nil && (end == nil || s.ID != end.ID) {
+			ok, known := goneCache[s.ID]
+			if !known {
+				var merr error
+				ok, merr = missingOK(ctx, s)
+				if merr != nil {
+					return merr
+				}
+				goneCache[s.ID] = ok
+			}
+			if ok {
+				return nil
+			}
+		}
+		return damaged("", file, fmt.Sprintf("snapshot %d", s.ID), err)
 	}
 	tags = slices.Clone(tags)
 	sort.SliceStable(tags, func(i, j int) bool { return tags[i].ID < tags[j].ID })
@@ -144,14 +170,13 @@ func PlanFiles(ctx context.Context, md Metadata, expiring []Snapshot, end *Snaps
 				tagLive, tagErr = readLiveSet(ctx, md, tags[ti])
 			}
 			if tagErr != nil {
-				p.SkippedDataOf = append(p.SkippedDataOf, s.ID)
-				continue
+				return Plan{}, damaged("", failedFile(tagErr), fmt.Sprintf("the tag of snapshot %d", tags[ti].ID), tagErr)
 			}
 			skip = tagLive
 		}
-		deleted, err := deletedInDelta(ctx, md, s.DeltaManifestList)
+		deleted, err := deletedInDelta(ctx, md, s.DeltaManifestList, func(file string, err error) error { return tolerate(s, file, err) })
 		if err != nil {
-			return Plan{}, fmt.Errorf("snapshot %d: %w", s.ID, err)
+			return Plan{}, err
 		}
 		for _, e := range deleted {
 			if skip != nil && skip.contains(e) {
@@ -169,9 +194,12 @@ func PlanFiles(ctx context.Context, md Metadata, expiring []Snapshot, end *Snaps
 		if s.ChangelogManifestList == "" {
 			continue
 		}
-		manifests, err := tolerateMissing(md.ManifestList(ctx, s.ChangelogManifestList))
+		manifests, err := md.ManifestList(ctx, s.ChangelogManifestList)
 		if err != nil {
-			return Plan{}, fmt.Errorf("snapshot %d: read changelog manifest list %s: %w", s.ID, s.ChangelogManifestList, err)
+			if err := tolerate(s, s.ChangelogManifestList, err); err != nil {
+				return Plan{}, err
+			}
+			manifests = nil
 		}
 		for _, m := range manifests {
 			err := md.Manifest(ctx, m, func(e DataEntry) error {
@@ -180,8 +208,8 @@ func PlanFiles(ctx context.Context, md Metadata, expiring []Snapshot, end *Snaps
 				}
 				return nil
 			})
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return Plan{}, fmt.Errorf("snapshot %d: read changelog manifest %s: %w", s.ID, m, err)
+			if err := tolerate(s, m, err); err != nil {
+				return Plan{}, err
 			}
 		}
 	}
@@ -194,10 +222,13 @@ func PlanFiles(ctx context.Context, md Metadata, expiring []Snapshot, end *Snaps
 	skipping := skippingTags(tags, begin, end.ID)
 	skipping = append(skipping, *end)
 	skip := map[string]bool{}
-	for _, s := range skipping {
+	for i, s := range skipping {
 		if err := addManifestSkips(ctx, md, s, skip); err != nil {
-			p.ManifestsKept = fmt.Errorf("build manifest skip set from snapshot %d: %w", s.ID, err)
-			return p, nil
+			by := fmt.Sprintf("the tag of snapshot %d", s.ID)
+			if i == len(skipping)-1 {
+				by = fmt.Sprintf("snapshot %d", s.ID)
+			}
+			return Plan{}, damaged("", failedFile(err), by, err)
 		}
 	}
 	for _, s := range expiring {
@@ -209,9 +240,12 @@ func PlanFiles(ctx context.Context, md Metadata, expiring []Snapshot, end *Snaps
 			if l == "" {
 				continue
 			}
-			manifests, err := tolerateMissing(md.ManifestList(ctx, l))
+			manifests, err := md.ManifestList(ctx, l)
 			if err != nil {
-				return Plan{}, fmt.Errorf("snapshot %d: read manifest list %s: %w", s.ID, l, err)
+				if err := tolerate(s, l, err); err != nil {
+					return Plan{}, err
+				}
+				manifests = nil
 			}
 			for _, m := range manifests {
 				if !skip[m] {
@@ -226,12 +260,10 @@ func PlanFiles(ctx context.Context, md Metadata, expiring []Snapshot, end *Snaps
 		}
 		if s.IndexManifest != "" {
 			files, err := md.IndexManifest(ctx, s.IndexManifest)
-			switch {
-			case errors.Is(err, fs.ErrNotExist):
-				// Deleted by an earlier run, together with its files.
-			case err != nil:
-				return Plan{}, fmt.Errorf("snapshot %d: read index manifest %s: %w", s.ID, s.IndexManifest, err)
-			default:
+			if err := tolerate(s, s.IndexManifest, err); err != nil {
+				return Plan{}, err
+			}
+			if err == nil {
 				for _, f := range files {
 					if !skip[f.Name] {
 						skip[f.Name] = true
@@ -254,11 +286,14 @@ func PlanFiles(ctx context.Context, md Metadata, expiring []Snapshot, end *Snaps
 
 // deletedInDelta returns the entries a delta manifest list removes: a DELETE
 // marks the path, a later ADD of the same path (an upgrade to another level)
-// unmarks it. Order is the order of first marking.
-func deletedInDelta(ctx context.Context, md Metadata, deltaList string) ([]DataEntry, error) {
-	manifests, err := tolerateMissing(md.ManifestList(ctx, deltaList))
+// unmarks it. Order is the order of first marking. A read error goes
+// through tolerate, which either returns it (abort) or nil (a missing file
+// that counts as empty).
+func deletedInDelta(ctx context.Context, md Metadata, deltaList string, tolerate func(file string, err error) error) ([]DataEntry, error) {
+	manifests, err := md.ManifestList(ctx, deltaList)
 	if err != nil {
-		return nil, fmt.Errorf("read delta manifest list %s: %w", deltaList, err)
+		// Missing and tolerated: nothing to plan from this delta.
+		return nil, tolerate(deltaList, err)
 	}
 	marked := map[string]int{}
 	var out []DataEntry
@@ -283,12 +318,16 @@ func deletedInDelta(ctx context.Context, md Metadata, deltaList string) ([]DataE
 			return nil
 		})
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				// A crashed run deleted this manifest; its files are planned
-				// from what remains, the rest is left to orphan cleanup.
+			if isMissing(err) {
+				if err := tolerate(m, err); err != nil {
+					return nil, err
+				}
+				// A condemned snapshot lost this manifest: its files are
+				// planned from what remains, the rest is left to orphan
+				// cleanup.
 				continue
 			}
-			return nil, fmt.Errorf("read delta manifest %s: %w", m, err)
+			return nil, tolerate(m, err)
 		}
 	}
 	kept := out[:0]
@@ -330,7 +369,7 @@ func readLiveSet(ctx context.Context, md Metadata, s Snapshot) (*liveSet, error)
 	for _, l := range []string{s.BaseManifestList, s.DeltaManifestList} {
 		manifests, err := md.ManifestList(ctx, l)
 		if err != nil {
-			return nil, fmt.Errorf("read manifest list %s: %w", l, err)
+			return nil, &fileError{"manifest list", l, err}
 		}
 		for _, m := range manifests {
 			err := md.Manifest(ctx, m, func(e DataEntry) error {
@@ -343,7 +382,7 @@ func readLiveSet(ctx context.Context, md Metadata, s Snapshot) (*liveSet, error)
 				return nil
 			})
 			if err != nil {
-				return nil, fmt.Errorf("read manifest %s: %w", m, err)
+				return nil, &fileError{"manifest", m, err}
 			}
 		}
 	}
@@ -363,7 +402,7 @@ func addManifestSkips(ctx context.Context, md Metadata, s Snapshot, skip map[str
 		skip[l] = true
 		manifests, err := md.ManifestList(ctx, l)
 		if err != nil {
-			return fmt.Errorf("read manifest list %s: %w", l, err)
+			return &fileError{"manifest list", l, err}
 		}
 		for _, m := range manifests {
 			skip[m] = true
@@ -373,7 +412,7 @@ func addManifestSkips(ctx context.Context, md Metadata, s Snapshot, skip map[str
 		skip[s.IndexManifest] = true
 		files, err := md.IndexManifest(ctx, s.IndexManifest)
 		if err != nil {
-			return fmt.Errorf("read index manifest %s: %w", s.IndexManifest, err)
+			return &fileError{"index manifest", s.IndexManifest, err}
 		}
 		for _, f := range files {
 			skip[f.Name] = true
@@ -406,9 +445,21 @@ func skippingTags(tags []Snapshot, begin, end int64) []Snapshot {
 	return slices.Clone(tags[left : right+1])
 }
 
-func tolerateMissing(names []string, err error) ([]string, error) {
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+// failedFile extracts the name of the file readLiveSet or addManifestSkips
+// failed on, for the DamagedError.
+func failedFile(err error) string {
+	var f *fileError
+	if errors.As(err, &f) {
+		return f.file
 	}
-	return names, err
+	return "metadata"
 }
+
+// fileError names the metadata file a read failed on.
+type fileError struct {
+	what, file string
+	err        error
+}
+
+func (e *fileError) Error() string { return fmt.Sprintf("read %s %s: %v", e.what, e.file, e.err) }
+func (e *fileError) Unwrap() error { return e.err }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -77,6 +78,10 @@ func chain(deltas ...[]DataEntry) (*memMeta, []Snapshot) {
 	return m, snaps
 }
 
+// everythingMayBeMissing lets every expiring snapshot lose metadata, as
+// after a crashed run that condemned them all.
+func everythingMayBeMissing(context.Context, Snapshot) (bool, error) { return true, nil }
+
 func TestPlanFiles(t *testing.T) {
 	ctx := context.Background()
 	t.Run("files removed by a delta in the expired range are deleted with their extra files", func(t *testing.T) {
@@ -85,7 +90,7 @@ func TestPlanFiles(t *testing.T) {
 		da := a
 		da.Kind = Delete
 		m, s := chain([]DataEntry{a}, []DataEntry{add("b", 0)}, []DataEntry{da, add("c", 1)})
-		p, err := PlanFiles(ctx, m, s[:2], &s[2], nil)
+		p, err := PlanFiles(ctx, m, s[:2], &s[2], nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +106,7 @@ func TestPlanFiles(t *testing.T) {
 	})
 	t.Run("an upgraded file (delete then add of the same path) is kept", func(t *testing.T) {
 		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{del("a", 0), add("a", 3)}, []DataEntry{add("z", 0)})
-		p, err := PlanFiles(ctx, m, s[:2], &s[2], nil)
+		p, err := PlanFiles(ctx, m, s[:2], &s[2], nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +118,7 @@ func TestPlanFiles(t *testing.T) {
 		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{del("a", 0), add("b", 1)}, []DataEntry{add("z", 0)})
 		// begin = 2: a was removed by snapshot 2's own delta, which an earlier
 		// run (ending at 2) already handled; Java's range is (begin, end].
-		p, err := PlanFiles(ctx, m, s[1:2], &s[2], nil)
+		p, err := PlanFiles(ctx, m, s[1:2], &s[2], nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +129,7 @@ func TestPlanFiles(t *testing.T) {
 	t.Run("a file still held by the nearest earlier tag is kept", func(t *testing.T) {
 		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{add("b", 0)}, []DataEntry{del("a", 0), del("b", 0), add("c", 1)}, []DataEntry{add("z", 0)})
 		tag := s[1] // holds a and b
-		p, err := PlanFiles(ctx, m, s[:3], &s[3], []Snapshot{tag})
+		p, err := PlanFiles(ctx, m, s[:3], &s[3], []Snapshot{tag}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,35 +140,57 @@ func TestPlanFiles(t *testing.T) {
 			t.Fatalf("tag's manifest lists planned: %v", p.ManifestLists)
 		}
 	})
-	t.Run("a tag that cannot be read keeps the data of the snapshots it covers", func(t *testing.T) {
-		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{add("b", 0)}, []DataEntry{del("a", 0), add("c", 1)}, []DataEntry{add("z", 0)})
-		m.broken["list-base-2"] = true
-		p, err := PlanFiles(ctx, m, s[:3], &s[3], []Snapshot{s[1]})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(p.DataFiles) != 0 || !slices.Equal(p.SkippedDataOf, []int64{3, 4}) {
-			t.Fatalf("data %v skipped %v", p.DataFiles, p.SkippedDataOf)
-		}
-		if p.ManifestsKept == nil {
-			t.Fatal("an unreadable tag must also keep manifests")
+	t.Run("a tag whose metadata cannot be read aborts the plan", func(t *testing.T) {
+		for _, damage := range []string{"gone", "broken"} {
+			m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{add("b", 0)}, []DataEntry{del("a", 0), add("c", 1)}, []DataEntry{add("z", 0)})
+			if damage == "gone" {
+				m.gone["list-base-2"] = true
+			} else {
+				m.broken["list-base-2"] = true
+			}
+			_, err := PlanFiles(ctx, m, s[:3], &s[3], []Snapshot{s[1]}, everythingMayBeMissing)
+			if err == nil || !strings.Contains(err.Error(), "list-base-2") {
+				t.Fatalf("%s: want an error naming list-base-2, got %v", damage, err)
+			}
+			var d *DamagedError
+			if damage == "gone" && !errors.As(err, &d) {
+				t.Fatalf("a missing file of a tag: want a DamagedError, got %v", err)
+			}
 		}
 	})
-	t.Run("an unreadable retained manifest list keeps every manifest", func(t *testing.T) {
+	t.Run("an unreadable retained manifest list aborts the plan", func(t *testing.T) {
 		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{del("a", 0)}, []DataEntry{add("z", 0)})
 		m.gone["list-base-3"] = true
-		p, err := PlanFiles(ctx, m, s[:2], &s[2], nil)
-		if err != nil {
-			t.Fatal(err)
+		var d *DamagedError
+		if _, err := PlanFiles(ctx, m, s[:2], &s[2], nil, everythingMayBeMissing); !errors.As(err, &d) || d.File != "list-base-3" || d.By != "snapshot 3" {
+			t.Fatalf("want a DamagedError for list-base-3 of snapshot 3, got %v", err)
 		}
-		if p.ManifestsKept == nil || len(p.Manifests)+len(p.ManifestLists) != 0 {
-			t.Fatalf("kept=%v manifests=%v lists=%v", p.ManifestsKept, p.Manifests, p.ManifestLists)
+	})
+	t.Run("a missing delta of the end snapshot aborts the plan", func(t *testing.T) {
+		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{del("a", 0)}, []DataEntry{add("z", 0)})
+		m.gone["list-delta-3"] = true
+		var d *DamagedError
+		if _, err := PlanFiles(ctx, m, s[:2], &s[2], nil, everythingMayBeMissing); !errors.As(err, &d) || d.File != "list-delta-3" {
+			t.Fatalf("want a DamagedError for list-delta-3, got %v", err)
+		}
+	})
+	t.Run("a missing file of an expiring snapshot aborts the plan unless it may be missing", func(t *testing.T) {
+		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{del("a", 0)}, []DataEntry{add("z", 0)})
+		m.gone["list-delta-2"] = true
+		var d *DamagedError
+		if _, err := PlanFiles(ctx, m, s[:2], &s[2], nil, nil); !errors.As(err, &d) || d.File != "list-delta-2" || d.By != "snapshot 2" {
+			t.Fatalf("want a DamagedError for list-delta-2 of snapshot 2, got %v", err)
+		}
+		var asked []int64
+		only1 := func(_ context.Context, s Snapshot) (bool, error) { asked = append(asked, s.ID); return s.ID == 1, nil }
+		if _, err := PlanFiles(ctx, m, s[:2], &s[2], nil, only1); !errors.As(err, &d) || !slices.Equal(asked, []int64{2}) {
+			t.Fatalf("want a DamagedError after asking about snapshot 2 only, got %v (asked %v)", err, asked)
 		}
 	})
 	t.Run("metadata an earlier crashed run deleted counts as empty", func(t *testing.T) {
 		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{del("a", 0)}, []DataEntry{add("z", 0)})
 		m.gone["list-delta-2"], m.gone["list-base-1"] = true, true
-		p, err := PlanFiles(ctx, m, s[:2], &s[2], nil)
+		p, err := PlanFiles(ctx, m, s[:2], &s[2], nil, everythingMayBeMissing)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +201,7 @@ func TestPlanFiles(t *testing.T) {
 	t.Run("a corrupt manifest of an expiring snapshot aborts the plan", func(t *testing.T) {
 		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{del("a", 0)}, []DataEntry{add("z", 0)})
 		m.broken["manifest-2"] = true
-		if _, err := PlanFiles(ctx, m, s[:2], &s[2], nil); err == nil || errors.Is(err, fs.ErrNotExist) {
+		if _, err := PlanFiles(ctx, m, s[:2], &s[2], nil, nil); err == nil || errors.Is(err, fs.ErrNotExist) {
 			t.Fatalf("want a read error, got %v", err)
 		}
 	})
@@ -183,7 +210,7 @@ func TestPlanFiles(t *testing.T) {
 		m.manifests["cl-m-1"], m.manifests["cl-m-2"] = []DataEntry{add("changelog-1", 0)}, []DataEntry{add("changelog-2", 0)}
 		m.lists["cl-1"], m.lists["cl-2"] = []string{"cl-m-1"}, []string{"cl-m-2"}
 		s[0].ChangelogManifestList, s[1].ChangelogManifestList = "cl-1", "cl-2"
-		p, err := PlanFiles(ctx, m, s[:1], &s[1], nil)
+		p, err := PlanFiles(ctx, m, s[:1], &s[1], nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +224,7 @@ func TestPlanFiles(t *testing.T) {
 		m.indexes["im-2"] = []IndexFile{{Name: "index-2", Path: "/t/index/index-2"}}
 		s[0].IndexManifest, s[1].IndexManifest, s[2].IndexManifest = "im-1", "im-2", "im-2"
 		s[0].Statistics, s[1].Statistics, s[2].Statistics = "stat-1", "stat-1", "stat-2"
-		p, err := PlanFiles(ctx, m, s[:2], &s[2], nil)
+		p, err := PlanFiles(ctx, m, s[:2], &s[2], nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +234,7 @@ func TestPlanFiles(t *testing.T) {
 	})
 	t.Run("without the end snapshot only data files are planned", func(t *testing.T) {
 		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{del("a", 0)})
-		p, err := PlanFiles(ctx, m, s[:2], nil, nil)
+		p, err := PlanFiles(ctx, m, s[:2], nil, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

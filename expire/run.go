@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"strconv"
 	"strings"
@@ -21,6 +22,10 @@ type RunOptions struct {
 	DryRun bool // plan and report, delete nothing
 	// Parallelism bounds concurrent deletions within one phase (default 8).
 	Parallelism int
+	// VanishGrace is how long to wait, when a snapshot's metadata file is
+	// missing, for a concurrent expiration to delete the snapshot too
+	// (0: DefaultVanishGrace; negative: do not wait).
+	VanishGrace time.Duration
 }
 
 // Report says what a run expired and deleted (or, in a dry run, would).
@@ -36,11 +41,10 @@ type Report struct {
 	IndexFiles       []string // paths
 	IndexManifests   []string // paths
 	Statistics       []string // paths
-	// ManifestsKept explains why no manifest-level file was deleted, if so.
-	ManifestsKept string
-	// SkippedDataOf are expired snapshots whose data files were kept because
-	// the tag protecting them could not be read.
-	SkippedDataOf []int64
+	// Protected are files the expired range alone seemed to use but that a
+	// retained snapshot, a tag or a branch still reaches (a branch created
+	// from a tag that was deleted since, for instance): they are kept.
+	Protected []string
 }
 
 // Files is the number of files the run deleted (or would delete), snapshot
@@ -72,6 +76,18 @@ func (r *Report) Files() int {
 // lower bound), treats metadata deleted by a crashed run as empty, and
 // never retains less than the EARLIEST hint already condemned.
 //
+// Fail closed: before deleting anything (consumer files included), Run
+// reads every metadata file reachable from what it keeps — the retained
+// snapshots, every tag, every long-lived changelog and every snapshot and
+// tag of every branch (branches share manifest/ and the data directories)
+// — and checks that each consumer file decodes. A missing file is
+// tolerated only for an expiring snapshot below a trusted EARLIEST hint
+// (condemned by an earlier run) or a snapshot or tag that disappears
+// meanwhile (a concurrent expiration, see RunOptions.VanishGrace); anything
+// else missing, unreadable or corrupt returns a *DamagedError naming the
+// table and the file, and nothing is deleted or written. A planned file
+// that anything kept still reaches is kept and reported in Protected.
+//
 // Tables with a decoupled changelog lifecycle are refused.
 func Run(ctx context.Context, src Source, o RunOptions) (Report, error) {
 	rep := Report{DryRun: o.DryRun}
@@ -89,7 +105,7 @@ func Run(ctx context.Context, src Source, o RunOptions) (Report, error) {
 
 	ids, err := ListIDs(ctx, fs, snapDir, "snapshot-")
 	if err != nil {
-		return rep, err
+		return rep, fillTable(err, src.Root)
 	}
 	if len(ids) == 0 {
 		return rep, nil
@@ -112,7 +128,7 @@ func Run(ctx context.Context, src Source, o RunOptions) (Report, error) {
 				continue // expired concurrently
 			}
 			if err != nil {
-				return rep, err
+				return rep, damaged(src.Root, SnapshotPath(src.Root, id), "", err)
 			}
 			if s.ID != id {
 				return rep, fmt.Errorf("snapshot file %d holds id %d", id, s.ID)
@@ -123,7 +139,7 @@ func Run(ctx context.Context, src Source, o RunOptions) (Report, error) {
 		in.Snapshots = append(in.Snapshots, SnapshotTime{ID: id, TimeMillis: t})
 	}
 	if in.Consumers, err = ReadConsumers(ctx, fs, src.Root); err != nil {
-		return rep, err
+		return rep, damaged(src.Root, fileio.Join(src.Root, "consumer"), "", err)
 	}
 	sel, err := Select(in)
 	if err != nil {
@@ -145,17 +161,8 @@ func Run(ctx context.Context, src Source, o RunOptions) (Report, error) {
 	}
 	rep.Earliest, rep.Latest, rep.End = sel.Earliest, sel.Latest, sel.End
 	rep.Consumers = sel.ExpiredConsumers
-
-	if !o.DryRun {
-		for _, c := range sel.ExpiredConsumers {
-			p := fileio.Join(src.Root, "consumer", "consumer-"+c)
-			if err := fs.Delete(ctx, p); err != nil {
-				return rep, fmt.Errorf("delete expired consumer %s: %w", p, err)
-			}
-		}
-	}
 	earliestPath := fileio.Join(snapDir, "EARLIEST")
-	if len(sel.Expire) == 0 {
+	if len(sel.Expire) == 0 && len(sel.ExpiredConsumers) == 0 {
 		if !o.DryRun {
 			if ok, err := fileio.Exists(ctx, fs, earliestPath); err != nil {
 				return rep, err
@@ -180,7 +187,7 @@ func Run(ctx context.Context, src Source, o RunOptions) (Report, error) {
 	} else {
 		s, err := ReadSnapshotFile(ctx, fs, SnapshotPath(src.Root, sel.End))
 		if err != nil && !errors.Is(err, fileio.ErrNotExist) {
-			return rep, err
+			return rep, damaged(src.Root, SnapshotPath(src.Root, sel.End), "", err)
 		}
 		if err == nil {
 			end = &s
@@ -191,15 +198,29 @@ func Run(ctx context.Context, src Source, o RunOptions) (Report, error) {
 	}
 	tagList, err := ReadTags(ctx, fs, src.Root)
 	if err != nil {
-		return rep, err
+		return rep, damaged(src.Root, fileio.Join(src.Root, "tag"), "", err)
 	}
 	tags := make([]Snapshot, len(tagList))
 	for i, t := range tagList {
 		tags[i] = t.Snapshot
 	}
-	plan, err := PlanFiles(ctx, src.Meta, expiring, end, tags)
+	vanish := Vanish{FS: fs, Grace: o.VanishGrace}
+	condemned := int64(0)
+	if _, exists := snaps[hint]; hintOK && exists {
+		condemned = hint
+	}
+	missingOK := func(ctx context.Context, s Snapshot) (bool, error) {
+		if s.ID < condemned {
+			return true, nil
+		}
+		return vanish.MayBeMissing(ctx, SnapshotPath(src.Root, s.ID), src.Root, s.ID)
+	}
+	plan, err := PlanFiles(ctx, src.Meta, expiring, end, tags, missingOK)
 	if err != nil {
-		return rep, fmt.Errorf("expire %s: %w", src.Root, err)
+		return rep, fmt.Errorf("expire %s: %w", src.Root, fillTable(err, src.Root))
+	}
+	if err := protectKept(ctx, src, vanish, sel.End, &plan, &rep); err != nil {
+		return rep, err
 	}
 	manifestDir := fileio.Join(src.Root, "manifest")
 	inDir := func(dir string, names []string) []string {
@@ -217,17 +238,33 @@ func Run(ctx context.Context, src Source, o RunOptions) (Report, error) {
 	}
 	rep.IndexManifests = inDir(manifestDir, plan.IndexManifests)
 	rep.Statistics = inDir(fileio.Join(src.Root, "statistics"), plan.Statistics)
-	if plan.ManifestsKept != nil {
-		rep.ManifestsKept = plan.ManifestsKept.Error()
-	}
-	rep.SkippedDataOf = plan.SkippedDataOf
 	for _, s := range expiring {
 		rep.Snapshots = append(rep.Snapshots, s.ID)
+	}
+	if err := confined(ctx, src, &rep); err != nil {
+		return rep, err
 	}
 	if o.DryRun {
 		return rep, nil
 	}
 
+	// Everything was read: from here on, delete.
+	for _, c := range sel.ExpiredConsumers {
+		p := fileio.Join(src.Root, "consumer", "consumer-"+c)
+		if err := fs.Delete(ctx, p); err != nil {
+			return rep, fmt.Errorf("delete expired consumer %s: %w", p, err)
+		}
+	}
+	if len(sel.Expire) == 0 {
+		if ok, err := fileio.Exists(ctx, fs, earliestPath); err != nil {
+			return rep, err
+		} else if !ok {
+			if err := writeHint(ctx, fs, earliestPath, sel.End); err != nil {
+				return rep, err
+			}
+		}
+		return rep, nil
+	}
 	if err := writeHint(ctx, fs, earliestPath, sel.End); err != nil {
 		return rep, err
 	}
@@ -318,6 +355,141 @@ func readHint(ctx context.Context, fs fileio.FileIO, path string) (int64, bool) 
 func writeHint(ctx context.Context, fs fileio.FileIO, path string, id int64) error {
 	if err := fileio.WriteFile(ctx, fs, path, []byte(strconv.FormatInt(id, 10))); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// protectKept reads every metadata file reachable from what the run keeps
+// (main's snapshots from end on, its tags and long-lived changelogs, every
+// branch's snapshots and tags) and removes from the plan any file one of
+// them reaches, reporting it in rep.Protected. Any unreadable file is a
+// *DamagedError.
+func protectKept(ctx context.Context, src Source, vanish Vanish, end int64, plan *Plan, rep *Report) error {
+	// Data files are protected when live in a kept root; manifest-level
+	// files, index and statistics files when merely named by one.
+	plannedData, planned := map[string]bool{}, map[string]bool{}
+	for _, p := range plan.DataFiles {
+		plannedData[fileio.Base(p)] = true
+	}
+	for _, names := range [][]string{plan.Manifests, plan.ManifestLists, plan.IndexManifests, plan.Statistics} {
+		for _, n := range names {
+			planned[n] = true
+		}
+	}
+	for _, f := range plan.IndexFiles {
+		planned[f.Name] = true
+	}
+	reached := map[string]bool{}
+	r := &Reacher{Src: src, Vanish: vanish,
+		Mark: func(name string) {
+			if planned[name] {
+				reached[name] = true
+			}
+		},
+		Track:    func(name string) bool { return plannedData[name] },
+		MarkLive: func(name string) { reached[name] = true },
+	}
+	roots, err := KeptRoots(ctx, src, src.Root, "", end)
+	if err != nil {
+		return err
+	}
+	branchRoots, names, err := BranchRoots(ctx, src.FS, src.Root)
+	if err != nil {
+		return fillTable(err, src.Root)
+	}
+	for i, b := range branchRoots {
+		more, err := KeptRoots(ctx, src, b, names[i], 0)
+		if err != nil {
+			return err
+		}
+		roots = append(roots, more...)
+	}
+	for _, rt := range roots {
+		ok, err := r.Walk(ctx, rt)
+		if err != nil {
+			return err
+		}
+		if !ok && rt.BranchRoot == src.Root && rt.ID == end {
+			return fmt.Errorf("expire %s: retained snapshot %d vanished during the run", src.Root, end)
+		}
+	}
+	if len(reached) == 0 {
+		return nil
+	}
+	keepPaths := func(paths []string) []string {
+		out := paths[:0:0]
+		for _, p := range paths {
+			if reached[fileio.Base(p)] {
+				rep.Protected = append(rep.Protected, p)
+				continue
+			}
+			out = append(out, p)
+		}
+		return out
+	}
+	keepNames := func(dir string, names []string) []string {
+		out := names[:0:0]
+		for _, n := range names {
+			if reached[n] {
+				rep.Protected = append(rep.Protected, fileio.Join(dir, n))
+				continue
+			}
+			out = append(out, n)
+		}
+		return out
+	}
+	md := fileio.Join(src.Root, "manifest")
+	plan.DataFiles = keepPaths(plan.DataFiles)
+	plan.Manifests = keepNames(md, plan.Manifests)
+	plan.ManifestLists = keepNames(md, plan.ManifestLists)
+	plan.IndexManifests = keepNames(md, plan.IndexManifests)
+	plan.Statistics = keepNames(fileio.Join(src.Root, "statistics"), plan.Statistics)
+	idx := plan.IndexFiles[:0:0]
+	for _, f := range plan.IndexFiles {
+		if reached[f.Name] {
+			rep.Protected = append(rep.Protected, f.Path)
+			continue
+		}
+		idx = append(idx, f)
+	}
+	plan.IndexFiles = idx
+	slog.Warn("expire: files of the expired range are still reached from a kept snapshot, tag or branch; keeping them",
+		"table", src.Root, "files", len(rep.Protected))
+	return nil
+}
+
+// confined checks, before the first deletion, that every file the run is
+// about to delete under the table root resolves to its own place there: a
+// symbolic link inside the table (Paimon never creates one) must not lead a
+// deletion out of it. Files outside the root (data-file.external-paths) are
+// where the table's metadata puts them and are not checked.
+func confined(ctx context.Context, src Source, rep *Report) error {
+	cf, err := NewConfine(ctx, src.FS, src.Root)
+	if err != nil {
+		return fmt.Errorf("expire %s: %w", src.Root, err)
+	}
+	check := func(paths []string) error {
+		for _, p := range paths {
+			if !strings.HasPrefix(p, cf.Root+"/") {
+				continue
+			}
+			if err := cf.Check(ctx, p); err != nil && !errors.Is(err, fileio.ErrNotExist) {
+				return fmt.Errorf("expire %s: %w", src.Root, err)
+			}
+		}
+		return nil
+	}
+	var snapFiles, consumers []string
+	for _, id := range rep.Snapshots {
+		snapFiles = append(snapFiles, SnapshotPath(src.Root, id))
+	}
+	for _, c := range rep.Consumers {
+		consumers = append(consumers, fileio.Join(src.Root, "consumer", "consumer-"+c))
+	}
+	for _, paths := range [][]string{rep.DataFiles, rep.Manifests, rep.ManifestLists, rep.IndexFiles, rep.IndexManifests, rep.Statistics, snapFiles, consumers} {
+		if err := check(paths); err != nil {
+			return err
+		}
 	}
 	return nil
 }

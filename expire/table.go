@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
 )
 
@@ -20,8 +21,24 @@ func TableSource(t *table.Table) Source {
 	return Source{FS: t.FileIO(), Root: t.Path(), Meta: TableMetadata(t)}
 }
 
+// read reads one metadata file and decodes it, wrapping decode errors in
+// ErrCorrupt so that a damaged file is told apart from a store that failed
+// to deliver it.
+func read[T any](ctx context.Context, m tableMeta, what, name string, decode func([]byte) ([]T, error)) ([]T, error) {
+	path := m.t.Paths().ManifestPath(name)
+	data, err := fileio.ReadFile(ctx, m.t.FileIO(), path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s %s: %w", what, path, err)
+	}
+	out, err := decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("read %s %s: %w: %w", what, path, ErrCorrupt, err)
+	}
+	return out, nil
+}
+
 func (m tableMeta) ManifestList(ctx context.Context, name string) ([]string, error) {
-	metas, err := table.ReadManifestList(ctx, m.t.FileIO(), m.t.Paths().ManifestPath(name))
+	metas, err := read(ctx, m, "manifest list", name, table.DecodeManifestList)
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +50,7 @@ func (m tableMeta) ManifestList(ctx context.Context, name string) ([]string, err
 }
 
 func (m tableMeta) Manifest(ctx context.Context, name string, fn func(DataEntry) error) error {
-	entries, err := table.ReadManifest(ctx, m.t.FileIO(), m.t.Paths().ManifestPath(name))
+	entries, err := read(ctx, m, "manifest", name, table.DecodeManifest)
 	if err != nil {
 		return err
 	}
@@ -63,7 +80,7 @@ func (m tableMeta) Manifest(ctx context.Context, name string, fn func(DataEntry)
 }
 
 func (m tableMeta) IndexManifest(ctx context.Context, name string) ([]IndexFile, error) {
-	entries, err := table.ReadIndexManifest(ctx, m.t.FileIO(), m.t.Paths().ManifestPath(name))
+	entries, err := read(ctx, m, "index manifest", name, table.DecodeIndexManifest)
 	if err != nil {
 		return nil, err
 	}

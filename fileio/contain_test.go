@@ -1,6 +1,7 @@
 package fileio_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -54,24 +55,24 @@ func TestCheckInsideResolvesSymlinksOnLocalDisks(t *testing.T) {
 	must(os.Symlink(wh, filepath.Join(dir, "whlink")))
 	local := fileio.NewLocal()
 	for _, p := range []string{filepath.Join(wh, "a"), filepath.Join(wh, "a", "missing", "deeper")} {
-		if err := fileio.CheckInside(local, wh, p); err != nil {
+		if err := fileio.CheckInside(context.Background(), local, wh, p); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
-	if err := fileio.CheckInside(local, filepath.Join(dir, "whlink"), filepath.Join(dir, "whlink", "a")); err != nil {
+	if err := fileio.CheckInside(context.Background(), local, filepath.Join(dir, "whlink"), filepath.Join(dir, "whlink", "a")); err != nil {
 		t.Errorf("symlinked warehouse: %v", err)
 	}
 	for _, p := range []string{filepath.Join(wh, "link"), filepath.Join(wh, "link", "t"), filepath.Join(wh, "link", "missing", "t")} {
-		if err := fileio.CheckInside(local, wh, p); !errors.Is(err, fileio.ErrOutsideRoot) {
+		if err := fileio.CheckInside(context.Background(), local, wh, p); !errors.Is(err, fileio.ErrOutsideRoot) {
 			t.Errorf("%s: want ErrOutsideRoot, got %v", p, err)
 		}
 		// file:// paths are local paths too.
-		if err := fileio.CheckInside(must2(t, "file://"+wh), "file://"+wh, "file://"+p); !errors.Is(err, fileio.ErrOutsideRoot) {
+		if err := fileio.CheckInside(context.Background(), must2(t, "file://"+wh), "file://"+wh, "file://"+p); !errors.Is(err, fileio.ErrOutsideRoot) {
 			t.Errorf("file://%s: want ErrOutsideRoot, got %v", p, err)
 		}
 	}
 	must(os.Symlink(filepath.Join(dir, "nothing"), filepath.Join(wh, "dangling")))
-	if err := fileio.CheckInside(local, wh, filepath.Join(wh, "dangling", "t")); err == nil {
+	if err := fileio.CheckInside(context.Background(), local, wh, filepath.Join(wh, "dangling", "t")); err == nil {
 		t.Error("a dangling symlink was accepted")
 	}
 }

@@ -30,6 +30,10 @@ type FileInfo struct {
 	Size    int64
 	ModTime time.Time // from the store, never the local clock
 	IsDir   bool
+	// IsSymlink is set on a listed entry that is a symbolic link. List never
+	// follows one: such an entry has IsDir false, and Size and ModTime of
+	// the link itself. Stores without symbolic links (S3) never set it.
+	IsSymlink bool
 }
 
 // Reader reads a file with random access; Parquet footers and Avro blocks are
@@ -62,6 +66,13 @@ type FileIO interface {
 	WriteExclusive(ctx context.Context, path string, data []byte) error
 	// List returns the direct children of dir (files and directories), sorted
 	// by name. A missing directory gives an empty listing, not an error.
+	//
+	// Symbolic links among the children are reported, never followed: an
+	// entry that is a link has IsSymlink set and IsDir false, whatever it
+	// points to, so a caller walking a tree through List never descends
+	// into a linked directory. dir itself is resolved as the OS resolves
+	// any path (a link in dir or above it is followed); a caller that must
+	// stay inside a directory tree checks RealPath.
 	List(ctx context.Context, dir string) ([]FileInfo, error)
 	// Stat describes one file; a missing file gives an error wrapping ErrNotExist.
 	Stat(ctx context.Context, path string) (FileInfo, error)
@@ -70,6 +81,12 @@ type FileIO interface {
 	// DeleteDir removes an empty directory (a no-op on stores without
 	// directories); a non-empty directory is left in place without error.
 	DeleteDir(ctx context.Context, path string) error
+	// RealPath returns path with every symbolic link in it resolved, in the
+	// form the other methods accept (local: filepath.EvalSymlinks). Stores
+	// without symbolic links return path unchanged. On a store with links,
+	// a missing path gives an error wrapping ErrNotExist, and a dangling
+	// link an error that does not.
+	RealPath(ctx context.Context, path string) (string, error)
 }
 
 // ReadFile reads a whole file.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/google/uuid"
 )
@@ -41,7 +42,7 @@ func (Local) Open(ctx context.Context, path string) (Reader, error) {
 	}
 	if st.IsDir() {
 		f.Close()
-		return nil, fmt.Errorf("open %s: is a directory", path)
+		return nil, fmt.Errorf("open %s: %w", path, syscall.EISDIR)
 	}
 	return &localReader{File: f, size: st.Size()}, nil
 }
@@ -157,12 +158,15 @@ func (Local) List(ctx context.Context, dir string) ([]FileInfo, error) {
 			}
 			return nil, err
 		}
+		// ReadDir and Info use lstat: a link is described, not followed.
+		link := info.Mode()&fs.ModeSymlink != 0
 		out = append(out, FileInfo{
-			Path:    filepath.Join(dir, e.Name()),
-			Name:    e.Name(),
-			Size:    info.Size(),
-			ModTime: info.ModTime(),
-			IsDir:   e.IsDir(),
+			Path:      filepath.Join(dir, e.Name()),
+			Name:      e.Name(),
+			Size:      info.Size(),
+			ModTime:   info.ModTime(),
+			IsDir:     !link && info.IsDir(),
+			IsSymlink: link,
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -178,6 +182,25 @@ func (Local) Stat(ctx context.Context, path string) (FileInfo, error) {
 		return FileInfo{}, err
 	}
 	return FileInfo{Path: path, Name: st.Name(), Size: st.Size(), ModTime: st.ModTime(), IsDir: st.IsDir()}, nil
+}
+
+// RealPath resolves every symbolic link of path (filepath.EvalSymlinks) and
+// returns an absolute path. A dangling symbolic link is an error, not
+// ErrNotExist: something created at path would land at its target.
+func (Local) RealPath(ctx context.Context, path string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	p, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
+				return "", fmt.Errorf("resolve %s: dangling symbolic link", path)
+			}
+		}
+		return "", err
+	}
+	return filepath.Abs(p)
 }
 
 func (Local) Delete(ctx context.Context, path string) error {
@@ -271,6 +294,14 @@ func (f fileURLStore) Stat(ctx context.Context, path string) (FileInfo, error) {
 		info.Path = path
 	}
 	return info, err
+}
+
+func (f fileURLStore) RealPath(ctx context.Context, path string) (string, error) {
+	p, err := f.Local.RealPath(ctx, stripFile(path))
+	if err == nil && strings.HasPrefix(path, "file://") {
+		p = "file://" + p
+	}
+	return p, err
 }
 
 func (f fileURLStore) Delete(ctx context.Context, path string) error {

@@ -957,6 +957,9 @@ func (s *S3) DeleteMany(ctx context.Context, paths []string) error {
 	return errors.Join(errs...)
 }
 
+// RealPath returns path unchanged: object keys have no symbolic links.
+func (s *S3) RealPath(ctx context.Context, path string) (string, error) { return path, ctx.Err() }
+
 // DeleteDir is a no-op: object stores have no directories, a prefix
 // disappears with its last object.
 func (s *S3) DeleteDir(ctx context.Context, path string) error {

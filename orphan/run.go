@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 	"time"
 
@@ -23,6 +22,11 @@ type RunOptions struct {
 	DryRun    bool
 	// Parallelism bounds concurrent deletions (default 8).
 	Parallelism int
+	// VanishGrace is how long to wait, when a file a snapshot or tag
+	// reaches is missing, for a concurrent expiration to remove that
+	// snapshot or tag too (0: expire.DefaultVanishGrace; negative: do not
+	// wait).
+	VanishGrace time.Duration
 }
 
 // Report says what a run deleted (or, in a dry run, would delete).
@@ -49,8 +53,16 @@ type Report struct {
 //  3. unreferenced, recognised, old-enough files are deleted, then empty
 //     bucket and partition directories.
 //
-// Any listing or metadata read error other than a file that disappeared
-// (an expiration running concurrently) aborts the run before deleting.
+// Fail closed (stricter than Paimon, which counts a missing manifest as
+// empty): every metadata file reachable from every snapshot, tag and
+// long-lived changelog of every branch is read, and every consumer file
+// decoded, before anything is deleted. A missing file is tolerated only
+// when the snapshot or tag that names it disappears too (a concurrent
+// expiration, waited for up to VanishGrace) or, for a snapshot, when it lies
+// below a trusted EARLIEST hint (condemned by an expiration in progress).
+// Anything else missing, unreadable or corrupt returns an
+// *expire.DamagedError naming the table and the file, and nothing is
+// deleted. Any other listing or read error aborts the run too.
 // Files under data-file.external-paths are not scanned.
 func Run(ctx context.Context, src expire.Source, o RunOptions) (Report, error) {
 	rep := Report{DryRun: o.DryRun}
@@ -73,18 +85,29 @@ func Run(ctx context.Context, src expire.Source, o RunOptions) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	branches, err := branchRoots(ctx, fsys, root)
+	branches, branchNames, err := expire.BranchRoots(ctx, fsys, root)
 	if err != nil {
-		return rep, err
+		return rep, fmt.Errorf("orphan %s: %w", root, err)
 	}
+	branches = append([]string{root}, branches...)
+	branchNames = append([]string{""}, branchNames...)
 
-	// 1. List.
+	// 1. List, never following a symbolic link (see expire.Confine).
+	cf, err := expire.NewConfine(ctx, fsys, root)
+	if err != nil {
+		return rep, fmt.Errorf("orphan %s: %w", root, err)
+	}
+	for _, d := range append([]string{root, fileio.Join(root, "branch")}, branches[1:]...) {
+		if _, err := cf.List(ctx, d); err != nil {
+			return rep, fmt.Errorf("orphan %s: %w", root, err)
+		}
+	}
 	var listings []Listing
 	var emptyDirs []string
 	listDir := func(dir string, kind DirKind) error {
-		ents, err := fsys.List(ctx, dir)
+		ents, err := cf.List(ctx, dir)
 		if err != nil {
-			return fmt.Errorf("orphan %s: list %s: %w", root, dir, err)
+			return fmt.Errorf("orphan %s: %w", root, err)
 		}
 		l := Listing{Dir: dir, Kind: kind}
 		for _, e := range ents {
@@ -114,7 +137,7 @@ func Run(ctx context.Context, src expire.Source, o RunOptions) (Report, error) {
 	if p := schema.Options["data-file.path-directory"]; p != "" {
 		dataRoot = fileio.Join(root, p)
 	}
-	bucketDirs, err := listBucketDirs(ctx, fsys, dataRoot, len(schema.PartitionKeys), &emptyDirs, cutoff)
+	bucketDirs, err := listBucketDirs(ctx, cf, dataRoot, len(schema.PartitionKeys), &emptyDirs, cutoff)
 	if err != nil {
 		return rep, fmt.Errorf("orphan %s: %w", root, err)
 	}
@@ -138,9 +161,20 @@ func Run(ctx context.Context, src expire.Source, o RunOptions) (Report, error) {
 
 	// 2. Collect references, only of candidate names (bounded memory).
 	used := map[string]bool{}
-	for _, b := range branches {
-		if err := collectUsed(ctx, src, b, names, used); err != nil {
+	reacher := &expire.Reacher{Src: src, Vanish: expire.Vanish{FS: fsys, Grace: o.VanishGrace}, TagChangelogs: true, Mark: func(name string) {
+		if names[name] {
+			used[name] = true
+		}
+	}}
+	for i, b := range branches {
+		roots, err := expire.KeptRoots(ctx, src, b, branchNames[i], 0)
+		if err != nil {
 			return rep, fmt.Errorf("orphan %s: %w", root, err)
+		}
+		for _, rt := range roots {
+			if _, err := reacher.Walk(ctx, rt); err != nil {
+				return rep, fmt.Errorf("orphan %s: %w", root, err)
+			}
 		}
 	}
 
@@ -149,6 +183,14 @@ func Run(ctx context.Context, src expire.Source, o RunOptions) (Report, error) {
 	rep.Files = Select(in)
 	for _, f := range rep.Files {
 		rep.Bytes += f.Size
+	}
+	// Each file must still resolve to its own place inside the table: a
+	// link that appeared since the listing is not followed out of it. All
+	// are checked before the first deletion.
+	for _, f := range rep.Files {
+		if err := cf.Check(ctx, f.Path); err != nil && !errors.Is(err, fileio.ErrNotExist) {
+			return rep, fmt.Errorf("orphan %s: %w", root, err)
+		}
 	}
 	if o.DryRun {
 		return rep, nil
@@ -207,35 +249,14 @@ func latestSchema(ctx context.Context, fsys fileio.FileIO, branchRoot string) (s
 	return s, nil
 }
 
-// branchRoots returns the metadata roots of main and every branch; like
-// Paimon it refuses to run when a branch has no schema, since its files
-// could not be told apart from orphans.
-func branchRoots(ctx context.Context, fsys fileio.FileIO, root string) ([]string, error) {
-	out := []string{root}
-	ents, err := fsys.List(ctx, fileio.Join(root, "branch"))
-	if err != nil {
-		return nil, fmt.Errorf("orphan %s: list branches: %w", root, err)
-	}
-	for _, e := range ents {
-		if !e.IsDir || !strings.HasPrefix(e.Name, "branch-") {
-			continue
-		}
-		if _, err := latestSchema(ctx, fsys, e.Path); err != nil {
-			return nil, fmt.Errorf("orphan %s: branch %s: %w", root, e.Name, err)
-		}
-		out = append(out, e.Path)
-	}
-	return out, nil
-}
-
 // listBucketDirs descends exactly levels partition directories (names with
 // '=') and returns the bucket-* directories beneath. Partition directories
 // without buckets and empty bucket directories older than cutoff are added
 // to empty.
-func listBucketDirs(ctx context.Context, fsys fileio.FileIO, dir string, levels int, empty *[]string, cutoff time.Time) ([]string, error) {
-	ents, err := fsys.List(ctx, dir)
+func listBucketDirs(ctx context.Context, cf *expire.Confine, dir string, levels int, empty *[]string, cutoff time.Time) ([]string, error) {
+	ents, err := cf.List(ctx, dir)
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", dir, err)
+		return nil, err
 	}
 	var out []string
 	for _, e := range ents {
@@ -245,9 +266,9 @@ func listBucketDirs(ctx context.Context, fsys fileio.FileIO, dir string, levels 
 		if levels == 0 {
 			if strings.HasPrefix(e.Name, "bucket-") {
 				out = append(out, e.Path)
-				sub, err := fsys.List(ctx, e.Path)
+				sub, err := cf.List(ctx, e.Path)
 				if err != nil {
-					return nil, fmt.Errorf("list %s: %w", e.Path, err)
+					return nil, err
 				}
 				if len(sub) == 0 && e.ModTime.Before(cutoff) {
 					*empty = append(*empty, e.Path)
@@ -258,12 +279,12 @@ func listBucketDirs(ctx context.Context, fsys fileio.FileIO, dir string, levels 
 		if !strings.Contains(e.Name, "=") {
 			continue
 		}
-		sub, err := listBucketDirs(ctx, fsys, e.Path, levels-1, empty, cutoff)
+		sub, err := listBucketDirs(ctx, cf, e.Path, levels-1, empty, cutoff)
 		if err != nil {
 			return nil, err
 		}
 		if len(sub) == 0 {
-			if kids, err := fsys.List(ctx, e.Path); err == nil && len(kids) == 0 && e.ModTime.Before(cutoff) {
+			if kids, err := cf.FS.List(ctx, e.Path); err == nil && len(kids) == 0 && e.ModTime.Before(cutoff) {
 				*empty = append(*empty, e.Path)
 			}
 		}
@@ -302,90 +323,4 @@ func removeEmptyDirs(ctx context.Context, fsys fileio.FileIO, dataRoot, root str
 		dirs = next
 	}
 	return removed, nil
-}
-
-// collectUsed adds to used every candidate name referenced by a snapshot,
-// tag or long-lived changelog of the branch.
-func collectUsed(ctx context.Context, src expire.Source, branchRoot string, candidates, used map[string]bool) error {
-	fsys := src.FS
-	mark := func(name string) {
-		if candidates[name] {
-			used[name] = true
-		}
-	}
-	var snaps []expire.Snapshot
-	for _, d := range []struct{ dir, prefix string }{{"snapshot", "snapshot-"}, {"changelog", "changelog-"}} {
-		ids, err := expire.ListIDs(ctx, fsys, fileio.Join(branchRoot, d.dir), d.prefix)
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			p := fileio.Join(branchRoot, d.dir, fmt.Sprintf("%s%d", d.prefix, id))
-			s, err := expire.ReadSnapshotFile(ctx, fsys, p)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue // expired since the listing
-			}
-			if err != nil {
-				return err
-			}
-			snaps = append(snaps, s)
-		}
-	}
-	tags, err := expire.ReadTags(ctx, fsys, branchRoot)
-	if err != nil {
-		return err
-	}
-	for _, t := range tags {
-		snaps = append(snaps, t.Snapshot)
-	}
-	seenManifest := map[string]bool{}
-	for _, s := range snaps {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		for _, l := range []string{s.ChangelogManifestList, s.DeltaManifestList, s.BaseManifestList} {
-			if l == "" {
-				continue
-			}
-			mark(l)
-			manifests, err := src.Meta.ManifestList(ctx, l)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("snapshot %d: read manifest list %s: %w", s.ID, l, err)
-			}
-			for _, m := range manifests {
-				mark(m)
-				if seenManifest[m] {
-					continue
-				}
-				seenManifest[m] = true
-				err := src.Meta.Manifest(ctx, m, func(e expire.DataEntry) error {
-					mark(e.Name)
-					for _, x := range e.ExtraPaths {
-						mark(fileio.Base(x))
-					}
-					return nil
-				})
-				if err != nil && !errors.Is(err, fs.ErrNotExist) {
-					return fmt.Errorf("snapshot %d: read manifest %s: %w", s.ID, m, err)
-				}
-			}
-		}
-		if s.IndexManifest != "" {
-			mark(s.IndexManifest)
-			files, err := src.Meta.IndexManifest(ctx, s.IndexManifest)
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("snapshot %d: read index manifest %s: %w", s.ID, s.IndexManifest, err)
-			}
-			for _, f := range files {
-				mark(f.Name)
-			}
-		}
-		if s.Statistics != "" {
-			mark(s.Statistics)
-		}
-	}
-	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"syscall"
 
+	"github.com/compactd/compactd/expire"
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
 )
@@ -22,8 +23,9 @@ const (
 	// file is Unknown: a concurrent expiration explains it once, a broken
 	// table every time.
 	Transient
-	// Permanent errors (unsupported table, invalid options, corrupt files)
-	// halt the table until `compactd resume`.
+	// Permanent errors (unsupported table, invalid options, corrupt files,
+	// metadata expire or orphan cleanup must read but cannot) halt the
+	// table until `compactd resume`.
 	Permanent
 )
 
@@ -54,10 +56,15 @@ func permanent(err error) error {
 // Classify decides how a job failure is handled.
 func Classify(err error) Class {
 	var perm *PermanentError
+	var damaged *expire.DamagedError
 	var conflict *table.ConflictError
 	var netErr net.Error
 	switch {
-	case errors.As(err, &perm), errors.Is(err, table.ErrInvalidName), errors.Is(err, fileio.ErrOutsideRoot):
+	case errors.As(err, &perm), errors.As(err, &damaged):
+		// A damaged table stays damaged: expire and orphan refused to delete
+		// anything, and retrying would only refuse again.
+		return Permanent
+	case errors.Is(err, table.ErrInvalidName), errors.Is(err, fileio.ErrOutsideRoot):
 		// A table name or directory that leads out of the warehouse
 		// stays refused however often it is retried.
 		return Permanent

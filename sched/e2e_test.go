@@ -321,3 +321,38 @@ func TestDaemonKeepsTablesCompactedExpiredAndCleanWhileAWriterCommits(t *testing
 		t.Fatal("the lock outlived a clean shutdown")
 	}
 }
+
+// Issue 12 item 3: expiration that finds the latest snapshot's delta
+// manifest list damaged deletes nothing, and the daemon halts the table at
+// once with the error naming the file.
+func TestDaemonHaltsATableWhoseMetadataExpireCannotRead(t *testing.T) {
+	wh := t.TempDir()
+	rng := rand.New(rand.NewPCG(5, 6))
+	m := newModel(t, createTable(t, wh, "damaged", nil))
+	for i := 0; i < 4; i++ {
+		m.commit(t, rng, 10)
+	}
+	ctx := context.Background()
+	s, err := m.tb.LatestSnapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := m.tb.Paths().ManifestPath(s.DeltaManifestList)
+	if err := os.Truncate(list, 10); err != nil {
+		t.Fatal(err)
+	}
+	idsBefore, _ := m.tb.SnapshotIDs(ctx)
+	cfg := config(t, wh, map[string]string{
+		"compact.enabled": "false", "orphan.enabled": "false", "expire.schedule": "@every 1s",
+		"snapshot.num-retained.min": "1", "snapshot.num-retained.max": "1", "snapshot.time-retained": "1ms",
+	})
+	sc, _ := start(t, cfg, sched.Options{})
+	waitFor(t, "halt", 15*time.Second, func() bool { st, _ := tableStatus(sc, "db.damaged"); return st.Halted != "" })
+	st, _ := tableStatus(sc, "db.damaged")
+	if !strings.Contains(st.Halted, s.DeltaManifestList) || st.Failures[policy.Expire] != 1 {
+		t.Fatalf("halted after %d failures with %q; want one failure naming %s", st.Failures[policy.Expire], st.Halted, s.DeltaManifestList)
+	}
+	if ids, _ := m.tb.SnapshotIDs(ctx); len(ids) != len(idsBefore) {
+		t.Fatalf("snapshots %v after the halt, %v before", ids, idsBefore)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactd/compactd/expire"
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
 )
@@ -85,6 +86,8 @@ func TestErrorsAreClassified(t *testing.T) {
 		{"a table outside the warehouse is permanent", fmt.Errorf("open: %w", fileio.ErrOutsideRoot), Permanent},
 		{"an invalid table name is permanent", fmt.Errorf("open: %w", table.ErrInvalidName), Permanent},
 		{"a missing file is unknown", fmt.Errorf("open: %w", fileio.ErrNotExist), Unknown},
+		{"damaged metadata found by expire or orphan is permanent", fmt.Errorf("orphan t: %w",
+			&expire.DamagedError{Table: "t", File: "manifest-list-1", By: "snapshot 3", Err: fmt.Errorf("read: %w", fileio.ErrNotExist)}), Permanent},
 		{"anything else is unknown", errors.New("parquet: bad magic"), Unknown},
 	}
 	for _, c := range cases {

@@ -147,7 +147,7 @@ func ResolveTablePath(ctx context.Context, fio fileio.FileIO, warehouse, databas
 		return "", err
 	}
 	p := TablePath(warehouse, database, name)
-	if err := fileio.CheckInside(fio, warehouse, p); err != nil {
+	if err := fileio.CheckInside(ctx, fio, warehouse, p); err != nil {
 		return "", fmt.Errorf("table %s.%s in warehouse %s: %w", database, name, warehouse, err)
 	}
 	return p, nil

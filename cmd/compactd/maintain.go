@@ -24,8 +24,10 @@ func newExpireCmd() *cobra.Command {
 		Use:   "expire <warehouse> <db.table>",
 		Short: "Expire old snapshots as Paimon does and delete the files only they referenced",
 		Long: `Expire snapshots by the table's snapshot.num-retained.min/max, snapshot.time-retained and
-snapshot.expire.limit (flags override them). Tags and consumers protect what they need. Files are
-deleted in an order that is safe if the process dies at any point; a re-run finishes the job.`,
+snapshot.expire.limit (flags override them). Tags, consumers and branches protect what they need.
+Files are deleted in an order that is safe if the process dies at any point; a re-run finishes the job.
+Nothing is deleted, and the exit status is non-zero, when a metadata file that anything kept still
+reaches is missing, unreadable or corrupt.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -85,7 +87,11 @@ func newOrphanCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "orphan <warehouse> <db.table>",
 		Short: "Delete files no snapshot, tag, branch or consumer references, older than a safety margin",
-		Args:  cobra.ExactArgs(2),
+		Long: `Delete files in the table directory that no snapshot, tag or long-lived changelog of any branch
+references and that are older than --older-than. Nothing is deleted, and the exit status is non-zero,
+when any metadata file they reach is missing, unreadable or corrupt, or when the table directory
+holds a symbolic link (Paimon never creates one).`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			t, err := openTable(ctx, args[0], args[1])

@@ -164,6 +164,9 @@ func (m *MemFS) Stat(ctx context.Context, path string) (fileio.FileInfo, error) 
 	return fileio.FileInfo{}, fmt.Errorf("stat %s: %w", path, fileio.ErrNotExist)
 }
 
+// RealPath returns path unchanged: MemFS has no symbolic links.
+func (m *MemFS) RealPath(ctx context.Context, path string) (string, error) { return path, ctx.Err() }
+
 func (m *MemFS) Delete(ctx context.Context, path string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

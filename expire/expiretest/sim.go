@@ -234,7 +234,9 @@ func (t *Table) Stage(ctx context.Context, advanceMillis int64) error {
 	}
 	if t.rng.IntN(6) == 0 {
 		t.stats = t.name("stat-")
-		if err := t.touch(ctx, fileio.Join(t.Root, "statistics", t.stats)); err != nil {
+		// Paimon's statistics files are JSON; expiry and orphan cleanup
+		// check that those they keep decode.
+		if err := fileio.WriteFile(ctx, t.FS, fileio.Join(t.Root, "statistics", t.stats), []byte(`{"snapshotId":0}`)); err != nil {
 			return err
 		}
 	}

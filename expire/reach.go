@@ -1,0 +1,301 @@
+package expire
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+
+	"github.com/compactd/compactd/fileio"
+)
+
+// Root is a snapshot-shaped file a run keeps: a snapshot, tag or long-lived
+// changelog of some branch.
+type Root struct {
+	By         string // "snapshot 8", "tag t1", "branch b snapshot 2", ...
+	Path       string // its JSON file
+	BranchRoot string // metadata root of its branch
+	ID         int64  // snapshot id for files of snapshot/, -1 otherwise (no EARLIEST tolerance)
+	// Tag is set for tags: expiration deletes the changelog of a tagged
+	// snapshot with the snapshot (as Paimon does), so a tag's changelog
+	// manifest list is not kept (see Reacher.TagChangelogs).
+	Tag      bool
+	Snapshot Snapshot
+}
+
+// Reacher reads every metadata file the roots it is given reach: manifest
+// lists (base, delta, changelog), manifests, the index manifest and the
+// index files it lists, and the statistics file. Each file is read once per
+// Reacher (names are never reused). A file that cannot be read is a
+// DamagedError, unless it is missing and its root itself is going away
+// (Vanish.MayBeMissing): then the root is skipped.
+type Reacher struct {
+	Src    Source
+	Vanish Vanish
+	// Mark, if set, is called with the name of every file reached: manifest
+	// lists, manifests, data, changelog and extra files (base names) of
+	// entries of any kind, index manifests, index files and statistics
+	// files. This is what orphan cleanup keeps.
+	Mark func(name string)
+	// Track and MarkLive, if set, compute which data files are live in a
+	// root: MarkLive is called with every data file name for which Track
+	// is true that the root's base and delta manifests add more often than
+	// they delete (a manifest list keeps the ADD of a file after a later
+	// manifest deleted it), and with those its changelog manifests add.
+	// This is what expiration must not delete.
+	Track    func(name string) bool
+	MarkLive func(name string)
+	// TagChangelogs makes Walk read a tag's changelog manifest list too,
+	// for marking, when it still exists (orphan cleanup, like Paimon, keeps
+	// what it names); a missing one is not damage. Without it a tag's
+	// changelog is ignored.
+	TagChangelogs bool
+
+	done   map[string]bool
+	lists  map[string][]string
+	counts map[string]map[entryID]int // per manifest: tracked names only
+}
+
+func (r *Reacher) mark(name string) {
+	if r.Mark != nil {
+		r.Mark(name)
+	}
+}
+
+// errRootGone is returned by Walk when the root went away while it was read.
+var errRootGone = errors.New("root disappeared")
+
+// Walk reads everything rt reaches. It returns false (and no error) if rt
+// disappeared meanwhile, which its caller may treat as expired.
+func (r *Reacher) Walk(ctx context.Context, rt Root) (bool, error) {
+	if r.done == nil {
+		r.done, r.lists, r.counts = map[string]bool{}, map[string][]string{}, map[string]map[entryID]int{}
+	}
+	err := r.walk(ctx, rt)
+	if errors.Is(err, errRootGone) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// missing handles a missing file of rt: errRootGone if rt may lose it, a
+// DamagedError otherwise.
+func (r *Reacher) missing(ctx context.Context, rt Root, file string, err error) error {
+	ok, verr := r.Vanish.MayBeMissing(ctx, rt.Path, rt.BranchRoot, rt.ID)
+	if verr != nil {
+		return fmt.Errorf("%s: %w", rt.By, verr)
+	}
+	if ok {
+		return errRootGone
+	}
+	return damaged(r.Src.Root, file, rt.By, err)
+}
+
+func (r *Reacher) fail(ctx context.Context, rt Root, file string, err error) error {
+	if isMissing(err) {
+		return r.missing(ctx, rt, file, err)
+	}
+	return damaged(r.Src.Root, file, rt.By, err)
+}
+
+func (r *Reacher) walk(ctx context.Context, rt Root) error {
+	s := rt.Snapshot
+	md := r.Src.Meta
+	live := map[entryID]int{}
+	for _, l := range []string{s.BaseManifestList, s.DeltaManifestList, s.ChangelogManifestList} {
+		if l == "" {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		changelog := l == s.ChangelogManifestList
+		optional := changelog && rt.Tag
+		if optional && !r.TagChangelogs {
+			continue
+		}
+		r.mark(l)
+		manifests, ok := r.lists[l]
+		if !ok {
+			var err error
+			manifests, err = md.ManifestList(ctx, l)
+			if optional && isMissing(err) {
+				continue
+			}
+			if err != nil {
+				return r.fail(ctx, rt, l, err)
+			}
+			r.lists[l] = manifests
+		}
+		for _, m := range manifests {
+			r.mark(m)
+			if !r.done["manifest:"+m] {
+				counts := map[entryID]int{}
+				err := md.Manifest(ctx, m, func(e DataEntry) error {
+					r.mark(e.Name)
+					for _, x := range e.ExtraPaths {
+						r.mark(fileio.Base(x))
+					}
+					if r.Track != nil && r.Track(e.Name) {
+						id := entryID{fileKey{e.Partition, e.Bucket, e.Name}, e.Level, e.Path}
+						if e.Kind == Add {
+							counts[id]++
+						} else {
+							counts[id]--
+						}
+					}
+					return nil
+				})
+				if optional && isMissing(err) {
+					continue
+				}
+				if err != nil {
+					return r.fail(ctx, rt, m, err)
+				}
+				r.done["manifest:"+m] = true
+				if len(counts) > 0 {
+					r.counts[m] = counts
+				}
+			}
+			for id, n := range r.counts[m] {
+				if changelog {
+					if n > 0 && r.MarkLive != nil {
+						r.MarkLive(id.name)
+					}
+					continue
+				}
+				live[id] += n
+			}
+		}
+	}
+	if r.MarkLive != nil {
+		for id, n := range live {
+			if n > 0 {
+				r.MarkLive(id.name)
+			}
+		}
+	}
+	if im := s.IndexManifest; im != "" {
+		r.mark(im)
+		if !r.done["index:"+im] {
+			files, err := md.IndexManifest(ctx, im)
+			if err != nil {
+				return r.fail(ctx, rt, im, err)
+			}
+			for _, f := range files {
+				r.mark(f.Name)
+				if r.done["indexfile:"+f.Path] {
+					continue
+				}
+				// Index files (deletion vectors, hash and global indexes)
+				// are not decoded here; they must exist as files.
+				st, err := r.Src.FS.Stat(ctx, f.Path)
+				if err == nil && st.IsDir {
+					err = fmt.Errorf("index file %s: %w", f.Path, syscall.EISDIR)
+				}
+				if err != nil {
+					return r.fail(ctx, rt, f.Path, err)
+				}
+				r.done["indexfile:"+f.Path] = true
+			}
+			r.done["index:"+im] = true
+		}
+	}
+	if st := s.Statistics; st != "" {
+		r.mark(st)
+		if !r.done["stat:"+st] {
+			p := fileio.Join(r.Src.Root, "statistics", st)
+			data, err := fileio.ReadFile(ctx, r.Src.FS, p)
+			if err == nil && !json.Valid(data) {
+				err = fmt.Errorf("statistics file %s: %w: not valid JSON", p, ErrCorrupt)
+			}
+			if err != nil {
+				return r.fail(ctx, rt, p, err)
+			}
+			r.done["stat:"+st] = true
+		}
+	}
+	return nil
+}
+
+// KeptRoots reads the roots of one branch: every snapshot with id >= from
+// (all when from <= 0), every tag, every long-lived changelog and, for
+// validation, every consumer. A snapshot, tag or changelog file that
+// disappears after the listing is skipped (expired meanwhile); one that
+// cannot be read or decoded is a DamagedError. name is "" for main.
+func KeptRoots(ctx context.Context, src Source, branchRoot, name string, from int64) ([]Root, error) {
+	fsys := src.FS
+	prefix := ""
+	if name != "" {
+		prefix = "branch " + name + " "
+	}
+	var roots []Root
+	for _, d := range []struct{ dir, prefix, what string }{{"snapshot", "snapshot-", "snapshot"}, {"changelog", "changelog-", "changelog"}} {
+		ids, err := ListIDs(ctx, fsys, fileio.Join(branchRoot, d.dir), d.prefix)
+		if err != nil {
+			return nil, damaged(src.Root, fileio.Join(branchRoot, d.dir), "", err)
+		}
+		for _, id := range ids {
+			if d.dir == "snapshot" && id < from {
+				continue
+			}
+			p := fileio.Join(branchRoot, d.dir, fmt.Sprintf("%s%d", d.prefix, id))
+			s, err := ReadSnapshotFile(ctx, fsys, p)
+			if isMissing(err) {
+				continue
+			}
+			if err != nil {
+				return nil, damaged(src.Root, p, "", err)
+			}
+			rid := int64(-1)
+			if d.dir == "snapshot" {
+				rid = id
+			}
+			roots = append(roots, Root{By: fmt.Sprintf("%s%s %d", prefix, d.what, id), Path: p, BranchRoot: branchRoot, ID: rid, Snapshot: s})
+		}
+	}
+	tags, err := ReadTags(ctx, fsys, branchRoot)
+	if err != nil {
+		return nil, damaged(src.Root, fileio.Join(branchRoot, "tag"), "", err)
+	}
+	for _, t := range tags {
+		roots = append(roots, Root{By: prefix + "tag " + t.Name, Path: fileio.Join(branchRoot, "tag", "tag-"+t.Name), BranchRoot: branchRoot, ID: -1, Tag: true, Snapshot: t.Snapshot})
+	}
+	if _, err := ReadConsumers(ctx, fsys, branchRoot); err != nil {
+		return nil, damaged(src.Root, fileio.Join(branchRoot, "consumer"), "", err)
+	}
+	return roots, nil
+}
+
+// BranchRoots returns the metadata roots of every branch other than main
+// with their names. Like Paimon it refuses a branch without a schema (its
+// files could not be told apart from anything else); anything in branch/
+// that is not a directory named branch-* is refused too, since Paimon
+// never writes one (a link there could point anywhere).
+func BranchRoots(ctx context.Context, fsys fileio.FileIO, root string) (roots, names []string, err error) {
+	dir := fileio.Join(root, "branch")
+	ents, err := fsys.List(ctx, dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name, "branch-") {
+			continue
+		}
+		if e.IsSymlink || !e.IsDir {
+			return nil, nil, &DamagedError{Table: root, File: e.Path, Err: fmt.Errorf("%w: a branch must be a directory (Paimon never writes a file or symbolic link there)", ErrCorrupt)}
+		}
+		ids, err := ListIDs(ctx, fsys, fileio.Join(e.Path, "schema"), "schema-")
+		if err != nil {
+			return nil, nil, damaged(root, fileio.Join(e.Path, "schema"), "", err)
+		}
+		if len(ids) == 0 {
+			return nil, nil, &DamagedError{Table: root, File: e.Path, Err: fmt.Errorf("%w: branch has no schema", ErrCorrupt)}
+		}
+		roots = append(roots, e.Path)
+		names = append(names, strings.TrimPrefix(e.Name, "branch-"))
+	}
+	return roots, names, nil
+}
