@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sourcegraph/conc/pool"
-
 	"github.com/compactd/compactd/fileio"
 )
 
@@ -272,14 +270,14 @@ func Run(ctx context.Context, src Source, o RunOptions) (Report, error) {
 	if par <= 0 {
 		par = 8
 	}
-	if err := deleteAll(ctx, fs, rep.DataFiles, par); err != nil {
+	if err := fileio.DeleteConcurrently(ctx, fs, rep.DataFiles, par); err != nil {
 		return rep, fmt.Errorf("expire %s: %w", src.Root, err)
 	}
 	if o.CleanEmptyDirectories {
 		cleanEmptyDirs(ctx, fs, src.Root, rep.DataFiles)
 	}
 	for _, phase := range [][]string{rep.Manifests, rep.ManifestLists, rep.IndexFiles, rep.IndexManifests, rep.Statistics} {
-		if err := deleteAll(ctx, fs, phase, par); err != nil {
+		if err := fileio.DeleteConcurrently(ctx, fs, phase, par); err != nil {
 			return rep, fmt.Errorf("expire %s: %w", src.Root, err)
 		}
 	}
@@ -293,22 +291,6 @@ func Run(ctx context.Context, src Source, o RunOptions) (Report, error) {
 		return rep, err
 	}
 	return rep, nil
-}
-
-func deleteAll(ctx context.Context, fs fileio.FileIO, paths []string, par int) error {
-	if len(paths) == 0 {
-		return nil
-	}
-	p := pool.New().WithContext(ctx).WithMaxGoroutines(par).WithCancelOnError().WithFirstError()
-	for _, path := range paths {
-		p.Go(func(ctx context.Context) error {
-			if err := fs.Delete(ctx, path); err != nil {
-				return fmt.Errorf("delete %s: %w", path, err)
-			}
-			return nil
-		})
-	}
-	return p.Wait()
 }
 
 // cleanEmptyDirs tries to remove the bucket directories of deleted files and

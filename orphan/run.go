@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sourcegraph/conc/pool"
-
 	"github.com/compactd/compactd/expire"
 	"github.com/compactd/compactd/fileio"
 )
@@ -199,17 +197,12 @@ func Run(ctx context.Context, src expire.Source, o RunOptions) (Report, error) {
 	if par <= 0 {
 		par = 8
 	}
-	p := pool.New().WithContext(ctx).WithMaxGoroutines(par).WithCancelOnError().WithFirstError()
-	for _, f := range rep.Files {
-		p.Go(func(ctx context.Context) error {
-			if err := fsys.Delete(ctx, f.Path); err != nil {
-				return fmt.Errorf("orphan %s: delete %s: %w", root, f.Path, err)
-			}
-			return nil
-		})
+	paths := make([]string, len(rep.Files))
+	for i, f := range rep.Files {
+		paths[i] = f.Path
 	}
-	if err := p.Wait(); err != nil {
-		return rep, err
+	if err := fileio.DeleteConcurrently(ctx, fsys, paths, par); err != nil {
+		return rep, fmt.Errorf("orphan %s: %w", root, err)
 	}
 	dirs := map[string]bool{}
 	for _, d := range emptyDirs {
