@@ -47,6 +47,8 @@ type Config struct {
 	// GracePeriod is how long running jobs may finish after SIGTERM.
 	GracePeriod Duration `yaml:"grace-period"`
 	// LockLease is how long the warehouse lock outlives its last heartbeat.
+	// The holder renews every lease/4 and, if no renewal succeeds, gives
+	// the warehouse up (cancelling its jobs) lease/4 before the lease ends.
 	LockLease Duration `yaml:"lock-lease"`
 	// Retry configures the backoff of transient failures.
 	Retry Retry `yaml:"retry"`

@@ -209,8 +209,8 @@ defaults:
 	if len(failed) > 0 {
 		t.Errorf("jobs failed during the flood: %q", failed)
 	}
-	// The heartbeat renews every lease/3 (1s); over 6s the lease must have
-	// moved on by several seconds.
+	// The heartbeat renews every lease/4; over 6s the lease must have moved
+	// on by several seconds.
 	if got := leaseExpiry(t, wh); got.Sub(leaseBefore) < 3*time.Second {
 		t.Errorf("lease renewed from %s only to %s during the flood", leaseBefore.Format(time.RFC3339Nano), got.Format(time.RFC3339Nano))
 	}
