@@ -93,7 +93,9 @@ func AcquireLock(ctx context.Context, fio fileio.FileIO, warehouse string, lease
 	host, _ := os.Hostname()
 	l := &Lock{fio: fio, warehouse: warehouse, lease: leaseFor, margin: LockMargin(leaseFor), now: now,
 		me: lease{Owner: uuid.NewString(), Host: host, PID: os.Getpid(), Acquired: now().UTC()}}
+	var createErr error // of the last attempt, if its outcome is unknown
 	for attempt := 0; attempt < 5; attempt++ {
+		createErr = nil
 		gens, legacy, err := l.list(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("lock warehouse %s: %w", warehouse, err)
@@ -146,10 +148,14 @@ func AcquireLock(ctx context.Context, fio fileio.FileIO, warehouse string, lease
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("lock warehouse %s: %w", warehouse, err)
 			}
+			createErr = err
 			continue
 		}
 		l.deadline = start.Add(leaseFor - l.margin)
 		return l.won(ctx, next)
+	}
+	if createErr != nil {
+		return nil, fmt.Errorf("lock warehouse %s: %w", warehouse, createErr)
 	}
 	return nil, fmt.Errorf("%w: %s (contended)", ErrLocked, fileio.Join(warehouse, LockFile))
 }
