@@ -73,6 +73,9 @@ type Lock struct {
 	margin    time.Duration
 	now       func() time.Time
 
+	// op serializes Heartbeat and Release: a renewal in flight never
+	// lands after a release.
+	op       sync.Mutex
 	mu       sync.Mutex
 	me       lease
 	deadline time.Time
@@ -318,6 +321,8 @@ func (l *Lock) Expires() time.Time {
 // (once lost, always lost); other errors are transient and leave the
 // deadline where it was.
 func (l *Lock) Heartbeat(ctx context.Context) error {
+	l.op.Lock()
+	defer l.op.Unlock()
 	l.mu.Lock()
 	if l.lost != nil {
 		l.mu.Unlock()
@@ -383,6 +388,8 @@ func (l *Lock) setLost(err error) error {
 // copy in LockFile is deleted if it still holds our lease. A lost lock is
 // left as it is: a newer generation exists.
 func (l *Lock) Release(ctx context.Context) error {
+	l.op.Lock()
+	defer l.op.Unlock()
 	l.mu.Lock()
 	me, lost := l.me, l.lost
 	if l.lost == nil {

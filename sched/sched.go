@@ -358,7 +358,13 @@ func (s *Scheduler) keepLocks(ctx context.Context, lost func(error)) {
 		case r := <-results:
 			l := r.w.lock
 			inflight[l] = false
+			s.mu.Lock()
+			current := s.warehouses[r.w.path] == r.w
+			s.mu.Unlock()
 			switch {
+			case !current:
+				// Dropped by a reload, which released its lock.
+				delete(next, l)
 			case errors.Is(r.err, ErrLockLost):
 				s.log.Error("warehouse lock lost: stopping", "warehouse", r.w.path, "err", r.err)
 				lost(fmt.Errorf("warehouse %s: %w", r.w.path, r.err))
