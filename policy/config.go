@@ -29,6 +29,8 @@ type Config struct {
 
 	// Listen is the HTTP address of /metrics, /healthz and /status.
 	Listen string `yaml:"listen"`
+	// HTTP bounds what clients of that server may hold.
+	HTTP HTTP `yaml:"http"`
 	// Workers bounds the jobs running at once (each job changes one table).
 	Workers int `yaml:"workers"`
 	// BucketParallelism bounds the buckets one compaction job merges at once.
@@ -45,6 +47,8 @@ type Config struct {
 	// GracePeriod is how long running jobs may finish after SIGTERM.
 	GracePeriod Duration `yaml:"grace-period"`
 	// LockLease is how long the warehouse lock outlives its last heartbeat.
+	// The holder renews every lease/4 and, if no renewal succeeds, gives
+	// the warehouse up (cancelling its jobs) lease/4 before the lease ends.
 	LockLease Duration `yaml:"lock-lease"`
 	// Retry configures the backoff of transient failures.
 	Retry Retry `yaml:"retry"`
@@ -62,6 +66,27 @@ type Retry struct {
 	Initial  Duration `yaml:"initial"`
 	Max      Duration `yaml:"max"`
 	Attempts int      `yaml:"attempts"`
+}
+
+// HTTP limits the daemon's HTTP server, so that its clients cannot take
+// the file descriptors and memory the jobs and the warehouse lock need:
+// every connection is a descriptor, and a connection that never closes
+// keeps it forever.
+type HTTP struct {
+	// ReadHeaderTimeout bounds reading a request's headers.
+	ReadHeaderTimeout Duration `yaml:"read-header-timeout"`
+	// ReadTimeout bounds reading a whole request.
+	ReadTimeout Duration `yaml:"read-timeout"`
+	// WriteTimeout bounds writing a response (from the end of the headers).
+	WriteTimeout Duration `yaml:"write-timeout"`
+	// IdleTimeout closes a keep-alive connection idle this long.
+	IdleTimeout Duration `yaml:"idle-timeout"`
+	// MaxHeaderBytes caps a request's headers.
+	MaxHeaderBytes int `yaml:"max-header-bytes"`
+	// MaxConnections caps the open connections. At the cap a new connection
+	// closes the one idle longest (so a flood of idle connections cannot
+	// lock out /healthz); if none is idle it waits for one to finish.
+	MaxConnections int `yaml:"max-connections"`
 }
 
 // Warehouse is one watched warehouse.
@@ -119,6 +144,7 @@ func (c *Config) WithDefaults() {
 	if c.Listen == "" {
 		c.Listen = DefaultListen
 	}
+	c.HTTP.WithDefaults()
 	if c.Workers <= 0 {
 		c.Workers = 2
 	}
@@ -151,6 +177,40 @@ func (c *Config) WithDefaults() {
 	}
 	if c.Retry.Attempts <= 0 {
 		c.Retry.Attempts = 5
+	}
+}
+
+// Defaults of the HTTP limits: the server answers small GETs from
+// Prometheus, probes and operators, so these are generous for that and
+// small next to the descriptors of a process.
+const (
+	DefaultHTTPReadHeaderTimeout = 5 * time.Second
+	DefaultHTTPReadTimeout       = 10 * time.Second
+	DefaultHTTPWriteTimeout      = 30 * time.Second
+	DefaultHTTPIdleTimeout       = 60 * time.Second
+	DefaultHTTPMaxHeaderBytes    = 16 << 10
+	DefaultHTTPMaxConnections    = 64
+)
+
+// WithDefaults fills the unset limits.
+func (h *HTTP) WithDefaults() {
+	if h.ReadHeaderTimeout <= 0 {
+		h.ReadHeaderTimeout = Duration(DefaultHTTPReadHeaderTimeout)
+	}
+	if h.ReadTimeout <= 0 {
+		h.ReadTimeout = Duration(DefaultHTTPReadTimeout)
+	}
+	if h.WriteTimeout <= 0 {
+		h.WriteTimeout = Duration(DefaultHTTPWriteTimeout)
+	}
+	if h.IdleTimeout <= 0 {
+		h.IdleTimeout = Duration(DefaultHTTPIdleTimeout)
+	}
+	if h.MaxHeaderBytes <= 0 {
+		h.MaxHeaderBytes = DefaultHTTPMaxHeaderBytes
+	}
+	if h.MaxConnections <= 0 {
+		h.MaxConnections = DefaultHTTPMaxConnections
 	}
 }
 

@@ -138,6 +138,16 @@ func TestConfigLoadsWithDefaultsAndRejectsTyposAndBadPatterns(t *testing.T) {
 		c.WarehousePath(c.Warehouses[0]) != filepath.Join(dir, "wh") {
 		t.Fatalf("config = %+v", c)
 	}
+	if c.HTTP != (HTTP{ReadHeaderTimeout: Duration(DefaultHTTPReadHeaderTimeout), ReadTimeout: Duration(DefaultHTTPReadTimeout),
+		WriteTimeout: Duration(DefaultHTTPWriteTimeout), IdleTimeout: Duration(DefaultHTTPIdleTimeout),
+		MaxHeaderBytes: DefaultHTTPMaxHeaderBytes, MaxConnections: DefaultHTTPMaxConnections}) {
+		t.Fatalf("http limits without an http section: %+v", c.HTTP)
+	}
+	set, err := ParseConfig([]byte("http:\n  idle-timeout: 5s\n  max-connections: 8\nwarehouses:\n  - path: wh\n"))
+	if err != nil || set.HTTP.IdleTimeout.D() != 5*time.Second || set.HTTP.MaxConnections != 8 ||
+		set.HTTP.ReadTimeout.D() != DefaultHTTPReadTimeout {
+		t.Fatalf("http section: %+v, %v", set.HTTP, err)
+	}
 	w := c.Warehouses[0]
 	for name, want := range map[string]bool{"shop.orders": true, "shop.tmp_x": false, "other.orders": false} {
 		if w.Selects(name) != want {

@@ -28,9 +28,14 @@ type Status struct {
 
 // WhStatus is one warehouse in /status.
 type WhStatus struct {
-	Path  string `json:"path"`
-	Lock  string `json:"lock"`
-	Error string `json:"error,omitempty"`
+	Path string `json:"path"`
+	// Lock is our generation file of the warehouse lock.
+	Lock string `json:"lock"`
+	// LeaseExpires is the end of the lease last renewed; LeaseDeadline is
+	// when the daemon gives the warehouse up unless a renewal succeeds.
+	LeaseExpires  time.Time `json:"leaseExpires"`
+	LeaseDeadline time.Time `json:"leaseDeadline"`
+	Error         string    `json:"error,omitempty"`
 }
 
 // TableStatus is one table in /status.
@@ -55,7 +60,8 @@ func (s *Scheduler) Status() Status {
 	st := Status{Started: s.started, Config: s.cfg.Path, Workers: s.cfg.Workers, Busy: s.busy, Queue: s.queue,
 		PolicyError: s.storeErr, Recent: slices.Clone(s.recent), Tables: []TableStatus{}}
 	for _, w := range s.warehouses {
-		st.Warehouses = append(st.Warehouses, WhStatus{Path: w.path, Lock: w.lock.Path(), Error: w.err})
+		st.Warehouses = append(st.Warehouses, WhStatus{Path: w.path, Lock: w.lock.Path(), LeaseExpires: w.lock.Expires(),
+			LeaseDeadline: w.lock.Deadline(), Error: w.err})
 	}
 	slices.SortFunc(st.Warehouses, func(a, b WhStatus) int { return cmp.Compare(a.Path, b.Path) })
 	for _, t := range s.tables {

@@ -16,23 +16,9 @@ import (
 // S3 tests this needs COMPACTD_TEST_S3_ENDPOINT (scripts/s3-server.sh) and
 // fails without it under COMPACTD_REQUIRE_S3=1 (make test).
 func TestTheWarehouseLockHoldsOnS3(t *testing.T) {
-	ep := os.Getenv("COMPACTD_TEST_S3_ENDPOINT")
-	if ep == "" {
-		if os.Getenv("COMPACTD_REQUIRE_S3") == "1" {
-			t.Fatal("COMPACTD_REQUIRE_S3=1 but COMPACTD_TEST_S3_ENDPOINT is not set")
-		}
-		t.Skip("needs COMPACTD_TEST_S3_ENDPOINT; run: eval \"$(scripts/s3-server.sh start)\"")
-	}
-	bucket := os.Getenv("COMPACTD_TEST_S3_BUCKET")
-	if bucket == "" {
-		bucket = "compactd-test"
-	}
+	fio, newWarehouse := s3Lock(t)
 	ctx := context.Background()
-	wh := "s3://" + bucket + "/lock-test-" + uuid.NewString()
-	fio, err := fileio.ForWithS3Config(ctx, wh, fileio.S3Config{Endpoint: ep})
-	if err != nil {
-		t.Fatal(err)
-	}
+	wh := newWarehouse(t)
 	a, err := AcquireLock(ctx, fio, wh, time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -54,4 +40,39 @@ func TestTheWarehouseLockHoldsOnS3(t *testing.T) {
 	if err := b.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// The take-over and late-renewal races of lockrace_test.go, on S3: the
+// exclusive create there is PutObject with If-None-Match: *.
+func TestTakingOverAnExpiredLockHasExactlyOneWinnerOnS3(t *testing.T) {
+	fio, newWarehouse := s3Lock(t)
+	testTakeOverHasOneWinner(t, fio, newWarehouse)
+}
+
+func TestALateRenewalNeverOverlapsATakeOverOnS3(t *testing.T) {
+	fio, newWarehouse := s3Lock(t)
+	testLateRenewal(t, fio, newWarehouse, 150)
+}
+
+// s3Lock is the S3 store of the lock tests and a maker of fresh
+// warehouses in it.
+func s3Lock(t *testing.T) (fileio.FileIO, func(t *testing.T) string) {
+	ep := os.Getenv("COMPACTD_TEST_S3_ENDPOINT")
+	if ep == "" {
+		if os.Getenv("COMPACTD_REQUIRE_S3") == "1" {
+			t.Fatal("COMPACTD_REQUIRE_S3=1 but COMPACTD_TEST_S3_ENDPOINT is not set")
+		}
+		t.Skip("needs COMPACTD_TEST_S3_ENDPOINT; run: eval \"$(scripts/s3-server.sh start)\"")
+	}
+	bucket := os.Getenv("COMPACTD_TEST_S3_BUCKET")
+	if bucket == "" {
+		bucket = "compactd-test"
+	}
+	ctx := context.Background()
+	root := "s3://" + bucket + "/lock-test-" + uuid.NewString()
+	fio, err := fileio.ForWithS3Config(ctx, root, fileio.S3Config{Endpoint: ep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fio, func(*testing.T) string { return root + "/" + uuid.NewString() }
 }

@@ -2,8 +2,10 @@ package sched
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,7 +18,9 @@ func TestASecondHolderIsRefusedUntilTheLeaseOfADeadHolderExpires(t *testing.T) {
 	ctx := context.Background()
 	fio := fileio.NewLocal()
 	wh := t.TempDir()
-	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// The clock starts at the real time: a lease is judged by the lock
+	// file's mtime too.
+	clock := time.Now()
 	now := func() time.Time { return clock }
 	a, err := AcquireLock(ctx, fio, wh, 30*time.Second, now)
 	if err != nil {
@@ -96,5 +100,91 @@ func TestErrorsAreClassified(t *testing.T) {
 				t.Fatalf("Classify(%v) = %s, want %s", c.err, got, c.want)
 			}
 		})
+	}
+}
+
+// The lock of compactd versions before generations is the single file
+// _compactd.lock: a live one keeps a new daemon out, an expired one does
+// not; and while a new daemon holds the warehouse it keeps its lease in
+// that file, in the old format, so that an old daemon refuses to start.
+// A release removes that copy and leaves the generation marked released,
+// so the next holder takes the next generation.
+func TestTheLockOfOlderVersionsIsHonouredAndKeptForThem(t *testing.T) {
+	ctx := context.Background()
+	fio := fileio.NewLocal()
+	wh := t.TempDir()
+	legacy := fileio.Join(wh, LockFile)
+	old := fmt.Sprintf(`{"owner":"old-daemon","host":"h","pid":1,"acquired":%q,"expires":%q}`,
+		time.Now().Format(time.RFC3339Nano), time.Now().Add(time.Minute).Format(time.RFC3339Nano))
+	if err := fio.WriteExclusive(ctx, legacy, []byte(old)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AcquireLock(ctx, fio, wh, 30*time.Second, nil); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "old-daemon") {
+		t.Fatalf("live lock of an older version: want ErrLocked naming it, got %v", err)
+	}
+	later := func() time.Time { return time.Now().Add(2 * time.Minute) }
+	a, err := AcquireLock(ctx, fio, wh, 30*time.Second, later)
+	if err != nil {
+		t.Fatalf("expired lock of an older version not taken over: %v", err)
+	}
+	// What an older version reads: a live lease in _compactd.lock.
+	raw, err := fileio.ReadFile(ctx, fio, legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen lease
+	if err := json.Unmarshal(raw, &seen); err != nil || seen.Owner != a.Owner() || !seen.Expires.After(later()) {
+		t.Fatalf("_compactd.lock while held: %s (%v)", raw, err)
+	}
+	if err := a.Heartbeat(ctx); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ = fileio.ReadFile(ctx, fio, legacy)
+	json.Unmarshal(raw, &seen)
+	if !seen.Expires.Equal(a.Expires()) {
+		t.Fatalf("_compactd.lock not renewed with the lease: %s, lease until %s", raw, a.Expires())
+	}
+	gen := a.Generation()
+	if err := a.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := fileio.Exists(ctx, fio, legacy); ok {
+		t.Fatal("release left _compactd.lock behind")
+	}
+	b, err := AcquireLock(ctx, fio, wh, 30*time.Second, nil)
+	if err != nil {
+		t.Fatalf("released lock not taken: %v", err)
+	}
+	if b.Generation() != gen+1 {
+		t.Fatalf("after generation %d the next holder has %d", gen, b.Generation())
+	}
+	if ok, _ := fileio.Exists(ctx, fio, a.Path()); ok {
+		t.Fatal("the new holder left the old generation behind")
+	}
+	// A heartbeat of the released holder cannot bring it back.
+	if err := a.Heartbeat(ctx); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("heartbeat after release: %v", err)
+	}
+}
+
+// A generation file that cannot be parsed (a torn write of a store without
+// atomic replace, or foreign content) is judged by its mtime.
+func TestATornGenerationIsJudgedByItsAge(t *testing.T) {
+	ctx := context.Background()
+	fio := fileio.NewLocal()
+	wh := t.TempDir()
+	if err := fio.WriteExclusive(ctx, fileio.Join(wh, LockFile+".00000000000000000007"), []byte(`{"own`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AcquireLock(ctx, fio, wh, time.Minute, nil); !errors.Is(err, ErrLocked) {
+		t.Fatalf("fresh torn generation: want ErrLocked, got %v", err)
+	}
+	later := func() time.Time { return time.Now().Add(2 * time.Minute) }
+	l, err := AcquireLock(ctx, fio, wh, time.Minute, later)
+	if err != nil {
+		t.Fatalf("old torn generation not taken over: %v", err)
+	}
+	if l.Generation() != 8 {
+		t.Fatalf("generation %d, want 8", l.Generation())
 	}
 }

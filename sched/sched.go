@@ -277,9 +277,23 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	jobCtx, cancelJobs := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancelJobs(nil)
 	var wg conc.WaitGroup
+	// The locks are kept until the last job ended, through the grace
+	// period: jobs never run on a lease nobody renews. A lost lock stops
+	// new work and cancels the running jobs at once, from the watchdog
+	// itself (not at the loop's next turn).
 	lost := make(chan error, 1)
-	hbCtx, stopHB := context.WithCancel(ctx)
-	wg.Go(func() { s.heartbeat(hbCtx, lost) })
+	hbCtx, stopHB := context.WithCancel(context.WithoutCancel(ctx))
+	var hb conc.WaitGroup
+	hb.Go(func() {
+		s.keepLocks(hbCtx, func(err error) {
+			s.mu.Lock()
+			s.stopping = true
+			s.mu.Unlock()
+			cancelJobs(err)
+			lost <- err
+		})
+	})
+	defer func() { stopHB(); hb.Wait() }()
 
 	tick := time.NewTicker(s.Config().Tick.D())
 	defer tick.Stop()
@@ -296,21 +310,35 @@ loop:
 		case <-tick.C:
 		}
 	}
-	stopHB()
 	s.mu.Lock()
 	s.stopping = true
 	busy := s.busy
 	grace := s.cfg.GracePeriod.D()
 	s.mu.Unlock()
-	s.log.Info("shutting down: no new jobs", "running", busy, "grace", grace)
+	if runErr != nil {
+		s.log.Error("lock lost: running jobs cancelled", "running", busy, "err", runErr)
+	} else {
+		s.log.Info("shutting down: no new jobs", "running", busy, "grace", grace)
+	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
+	case err := <-lost:
+		runErr = err
+		<-done
 	case <-time.After(grace):
 		s.log.Warn("grace period over: cancelling running jobs")
 		cancelJobs(errors.New("daemon shutting down"))
 		<-done
+	}
+	stopHB()
+	hb.Wait()
+	if runErr == nil {
+		select {
+		case runErr = <-lost:
+		default:
+		}
 	}
 	s.mu.Lock()
 	for _, w := range s.warehouses {
@@ -322,27 +350,87 @@ loop:
 	return runErr
 }
 
-func (s *Scheduler) heartbeat(ctx context.Context, lost chan<- error) {
+// keepLocks renews the warehouse locks every lease/4 (retrying failures
+// every lease/20) and reports to lost (once) a lock that was taken over or whose
+// deadline — the last successful renewal's start plus the lease minus
+// LockMargin — passed without a renewal. The deadline is watched apart
+// from the renewals, so a renewal hanging in the store cannot hold the
+// report back past it.
+func (s *Scheduler) keepLocks(ctx context.Context, lost func(error)) {
+	type result struct {
+		w   *warehouse
+		err error
+	}
+	results := make(chan result)
+	// Renewals still running when keepLocks returns are waited for, so
+	// none lands after Release.
+	var beats sync.WaitGroup
+	defer beats.Wait()
+	next := map[*Lock]time.Time{}
+	inflight := map[*Lock]bool{}
 	for {
-		lease := s.Config().LockLease.D()
+		leaseFor := s.Config().LockLease.D()
+		poll := min(max(leaseFor/20, 5*time.Millisecond), time.Second)
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(lease / 3):
+		case r := <-results:
+			l := r.w.lock
+			inflight[l] = false
+			s.mu.Lock()
+			current := s.warehouses[r.w.path] == r.w
+			s.mu.Unlock()
+			switch {
+			case !current:
+				// Dropped by a reload, which released its lock.
+				delete(next, l)
+			case errors.Is(r.err, ErrLockLost):
+				s.log.Error("warehouse lock lost: stopping", "warehouse", r.w.path, "err", r.err)
+				lost(fmt.Errorf("warehouse %s: %w", r.w.path, r.err))
+				return
+			case r.err != nil:
+				if ctx.Err() != nil {
+					return
+				}
+				next[l] = s.opts.Now().Add(poll)
+				s.log.Warn("warehouse lock heartbeat failed", "warehouse", r.w.path, "err", r.err,
+					"deadline", l.Deadline())
+			default:
+				next[l] = s.opts.Now().Add(leaseFor / 4)
+			}
+		case <-time.After(poll):
 		}
 		s.mu.Lock()
 		ws := slices.Collect(maps.Values(s.warehouses))
 		s.mu.Unlock()
+		now := s.opts.Now()
 		for _, w := range ws {
-			err := w.lock.Heartbeat(ctx)
-			if errors.Is(err, ErrLockLost) {
-				s.log.Error("warehouse lock lost: stopping", "warehouse", w.path, "err", err)
-				lost <- err
+			l := w.lock
+			if d := l.Deadline(); !now.Before(d) {
+				err := fmt.Errorf("warehouse %s: %w: %s not renewed before %s (lease %s, margin %s)", w.path, ErrLockLost,
+					l.Path(), d.Format(time.RFC3339Nano), leaseFor, LockMargin(leaseFor))
+				s.log.Error("warehouse lock lapsed: stopping", "warehouse", w.path, "err", err)
+				lost(err)
 				return
 			}
-			if err != nil && ctx.Err() == nil {
-				s.log.Warn("warehouse lock heartbeat failed", "warehouse", w.path, "err", err)
+			if _, ok := next[l]; !ok {
+				next[l] = now.Add(leaseFor / 4)
 			}
+			if inflight[l] || now.Before(next[l]) {
+				continue
+			}
+			inflight[l] = true
+			beats.Add(1)
+			go func() {
+				defer beats.Done()
+				hctx, cancel := context.WithTimeout(ctx, l.Deadline().Sub(s.opts.Now()))
+				defer cancel()
+				err := l.Heartbeat(hctx)
+				select {
+				case results <- result{w, err}:
+				case <-ctx.Done():
+				}
+			}()
 		}
 	}
 }

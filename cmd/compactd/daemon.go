@@ -50,7 +50,7 @@ HTTP: /metrics (Prometheus), /healthz, /status (JSON).`,
 			if err != nil {
 				return fmt.Errorf("listen %s: %w", cfg.Listen, err)
 			}
-			srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			srv := sched.NewHTTPServer(cfg.HTTP, s.Handler())
 			go func() {
 				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 					slog.Error("http server", "err", err)

@@ -31,6 +31,12 @@ func TestTheBundledConfigIsValidAndWatchesTheExampleWarehouse(t *testing.T) {
 	if abs != want || cfg.Listen != "127.0.0.1:9464" || !cfg.Warehouses[0].Selects("shop.orders") {
 		t.Fatalf("deploy/compactd.yaml: warehouse %s, listen %s", abs, cfg.Listen)
 	}
+	// Its http section says it shows the defaults.
+	var defaults policy.HTTP
+	defaults.WithDefaults()
+	if cfg.HTTP != defaults {
+		t.Fatalf("deploy/compactd.yaml http: %+v, the defaults are %+v", cfg.HTTP, defaults)
+	}
 }
 
 func TestDaemonPolicyAndResumeCommandsOnTheExampleWarehouse(t *testing.T) {

@@ -1,0 +1,122 @@
+package sched_test
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/compactd/compactd/policy"
+	"github.com/compactd/compactd/sched"
+)
+
+// serveLimited serves h with at most max connections on a loopback port.
+func serveLimited(t *testing.T, max int, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := sched.NewHTTPServer(policy.HTTP{MaxConnections: max}, h)
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Shutdown(t.Context()) })
+	return ln.Addr().String()
+}
+
+func fresh() *http.Client {
+	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+}
+
+// At the connection cap, connections serving a request are never closed
+// to make room: a new connection waits until one is done.
+func TestAtTheConnectionCapBusyConnectionsAreNotEvicted(t *testing.T) {
+	release := make(chan struct{})
+	var inside atomic.Int32
+	addr := serveLimited(t, 2, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/block" {
+			inside.Add(1)
+			<-release
+		}
+		io.WriteString(w, "ok")
+	}))
+	busy := make(chan error, 2)
+	for i := 0; i < 2; i++ {
+		go func() {
+			resp, err := fresh().Get("http://" + addr + "/block")
+			if err == nil {
+				_, err = io.ReadAll(resp.Body)
+				resp.Body.Close()
+			}
+			busy <- err
+		}()
+	}
+	waitFor(t, "two busy requests", 5*time.Second, func() bool { return inside.Load() == 2 })
+	third := make(chan error, 1)
+	go func() {
+		resp, err := fresh().Get("http://" + addr + "/ok")
+		if err == nil {
+			resp.Body.Close()
+		}
+		third <- err
+	}()
+	select {
+	case err := <-third:
+		t.Fatalf("a third connection was served beside two busy ones with a cap of 2 (err %v)", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release)
+	for i := 0; i < 2; i++ {
+		if err := <-busy; err != nil {
+			t.Fatalf("a busy request was cut off: %v", err)
+		}
+	}
+	if err := <-third; err != nil {
+		t.Fatalf("the waiting connection: %v", err)
+	}
+}
+
+// At the cap, a new connection closes the connection idle the longest.
+func TestAtTheConnectionCapTheLongestIdleConnectionMakesRoom(t *testing.T) {
+	addr := serveLimited(t, 2, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	var idle []net.Conn
+	for i := 0; i < 2; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		idle = append(idle, c)
+		time.Sleep(20 * time.Millisecond) // idle[0] is the older
+	}
+	start := time.Now()
+	resp, err := fresh().Get("http://" + addr + "/")
+	if err != nil {
+		t.Fatalf("a new connection beside two idle ones: %v", err)
+	}
+	resp.Body.Close()
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("served after %s", d)
+	}
+	idle[0].SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := idle[0].Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("the longest idle connection was not closed: %v", err)
+	}
+	// The younger idle one is still served.
+	io.WriteString(idle[1], "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	idle[1].SetReadDeadline(time.Now().Add(2 * time.Second))
+	if resp, err := http.ReadResponse(bufio.NewReader(idle[1]), nil); err != nil {
+		t.Fatalf("the younger idle connection was closed too: %v", err)
+	} else {
+		resp.Body.Close()
+	}
+}
