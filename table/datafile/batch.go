@@ -443,6 +443,23 @@ func (c *KVCodec) Append(b *Batch, kv table.KeyValue) error {
 	return nil
 }
 
+// KeyAt decodes the key of row i.
+func (c *KVCodec) KeyAt(b *Batch, i int) (table.Row, error) {
+	key := make(table.Row, c.nKey)
+	for j := range key {
+		col := &b.Cols[j]
+		if col.IsNull(i) {
+			return nil, fmt.Errorf("row %d: null key column %d", i, j)
+		}
+		v, err := c.dec[j](col.value(i))
+		if err != nil {
+			return nil, err
+		}
+		key[j] = v
+	}
+	return key, nil
+}
+
 // ValueAt decodes value field j of row i (nil for null).
 func (c *KVCodec) ValueAt(b *Batch, i, j int) (any, error) {
 	col := c.nKey + 2 + j
