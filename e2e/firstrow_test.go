@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/compactd/compactd/compact"
@@ -171,4 +172,68 @@ func equalStrings(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestForceLookupAggregationReadsAsJava pins the other reader assumption of
+// lookup-style tables: Java's compaction of a force-lookup table merges the
+// record a higher level holds into what it writes below, and Java's read
+// (LookupMergeFunction) then takes only the lowest level above 0. compactd's
+// scan must read such a Java-compacted table as Java does (a plain merge
+// would add level 5's sums twice), and compactd refuses to compact it until
+// it has that lookup.
+func TestForceLookupAggregationReadsAsJava(t *testing.T) {
+	ctx := context.Background()
+	j := interop.Java(t)
+	spec := fixtures.Spec{
+		Columns:     []fixtures.Column{{Name: "id", Type: "BIGINT NOT NULL"}, {Name: "n", Type: "BIGINT"}},
+		PrimaryKeys: []string{"id"},
+		Bucket:      1,
+		Options: map[string]string{
+			"merge-engine":                "aggregation",
+			"fields.n.aggregate-function": "sum",
+			"force-lookup":                "true",
+			"write-only":                  "true",
+			"compaction.max-size-amplification-percent": "100000",
+		},
+	}
+	var first, later, last []map[string]any
+	for id := range 2000 {
+		first = append(first, map[string]any{"id": id, "n": id, "_user": "first", "_commit": 0})
+	}
+	for commit := range 5 {
+		for id := range 3 {
+			later = append(later, map[string]any{"id": id, "n": 1000, "_user": "later", "_commit": commit})
+		}
+	}
+	for id := range 3 {
+		last = append(last, map[string]any{"id": id, "n": 1, "_user": "last", "_commit": 0})
+	}
+	wh := filepath.Join(t.TempDir(), "warehouse")
+	j.Create(wh, "db.t", spec, jsonl(t, first))
+	j.Compact(wh, "db.t", interop.CompactOptions{})
+	j.Write(wh, "db.t", jsonl(t, later))
+	j.Compact(wh, "db.t", interop.CompactOptions{Minor: true})
+	j.Write(wh, "db.t", jsonl(t, last))
+	res := batch(t, j, []interop.BatchRequest{
+		{Verb: "read", Flags: flags(wh, "db.t")},
+		{Verb: "files", Flags: flags(wh, "db.t")},
+	})
+	levels := fileLevels(rowsOf(t, res[1]))
+	if want := []string{"{}/0/L0/3 rows", "{}/0/L4/3 rows", "{}/0/L5/2000 rows"}; !equalStrings(levels, want) {
+		t.Fatalf("Java's compactions left %v, want %v", levels, want)
+	}
+	javaRows := canon(t, rowsOf(t, res[0]))
+	var want []interop.Row
+	for id := range 2000 {
+		n := int64(id)
+		if id < 3 {
+			n += 5*1000 + 1
+		}
+		want = append(want, interop.Row{"id": int64(id), "n": n})
+	}
+	diffRows(t, "Java read", canon(t, want), javaRows)
+	diffRows(t, "compactd scan", javaRows, canon(t, compactdRows(t, wh, "db.t")))
+	if _, err := compact.Run(ctx, openLocal(t, wh, "db.t"), compact.Options{}); err == nil || !strings.Contains(err.Error(), "force-lookup") {
+		t.Errorf("compactd compaction of a force-lookup aggregation table: %v, want a refusal naming force-lookup", err)
+	}
 }

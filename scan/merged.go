@@ -31,11 +31,26 @@ type Merge struct {
 	// 0. Higher answers for the levels above the output level (nil: none).
 	FirstRow bool
 	Higher   merge.KeyLookup
+	// Lookup merges as Java reads a lookup-style table (changelog-producer
+	// =lookup, deletion vectors, force-lookup; not first-row): through
+	// LookupMergeFunction, which takes the level-0 records of a key and only
+	// the record of the lowest level above 0, since Java's lookup compaction
+	// already merged the levels above into it (merge.Options.Lookup).
+	Lookup bool
 }
 
 func (m Merge) options(eng *merge.Engine) (merge.Options, error) {
 	if m.FirstRow {
+		if m.Lookup {
+			return merge.Options{}, errors.New("first-row compaction and lookup reads do not combine")
+		}
 		return eng.FirstRowCompactOptions(m.DropDelete, m.Higher)
+	}
+	if m.Lookup {
+		if m.Higher != nil {
+			return merge.Options{}, errors.New("a higher-level lookup without the first-row compaction merge")
+		}
+		return eng.LookupOptions(m.DropDelete, false), nil
 	}
 	if m.Higher != nil {
 		return merge.Options{}, errors.New("a higher-level lookup without the first-row compaction merge")

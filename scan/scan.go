@@ -49,7 +49,9 @@ type Scanner struct {
 	// until compaction moves them up, and the files above are read raw when
 	// their metadata says they hold no retractions (see rawConvertible).
 	skipLevel0 bool
-	schemas    map[int64]datafile.Schema
+	// lookup merges as Java's read of lookup-style tables (Merge.Lookup).
+	lookup  bool
+	schemas map[int64]datafile.Schema
 }
 
 // New prepares a scan of snapshot s (nil: the latest). A table without
@@ -76,6 +78,10 @@ func New(ctx context.Context, t *table.Table, s *table.Snapshot) (*Scanner, erro
 		sc.engine = eng
 		opts := t.Options()
 		sc.skipLevel0 = (opts.DeletionVectorsEnabled && !opts.DeletionVectorsMergeOnRead) || eng.Name() == merge.EngineFirstRow
+		// CoreOptions.needLookup: PrimaryKeyFileStoreTable wraps the merge
+		// function of every engine but first-row in LookupMergeFunction.
+		sc.lookup = eng.Name() != merge.EngineFirstRow &&
+			(opts.ChangelogProducer == table.ChangelogLookup || opts.DeletionVectorsEnabled || opts.ForceLookup)
 	}
 	if s != nil {
 		fs, err := t.FileSet(ctx, s)
@@ -145,7 +151,7 @@ func (sc *Scanner) bucket(ctx context.Context, b *table.BucketFiles, fn func(tab
 	if sc.skipLevel0 && rawConvertible(files) {
 		return sc.rawBucket(ctx, files, dvs, fn)
 	}
-	r, err := OpenMerged(ctx, sc.t, files, sc.engine, sc.read, sc.fileSchema, dvs, Merge{DropDelete: true})
+	r, err := OpenMerged(ctx, sc.t, files, sc.engine, sc.read, sc.fileSchema, dvs, Merge{DropDelete: true, Lookup: sc.lookup})
 	if err != nil {
 		return err
 	}

@@ -296,3 +296,67 @@ func TestHigherLevelsRefusesWhatNoValidTableHolds(t *testing.T) {
 		}
 	}
 }
+
+// Java reads a lookup-style table (here force-lookup) through
+// LookupMergeFunction: of a key's records above level 0 only the lowest
+// level's counts, since Java's lookup compaction merged the levels above into
+// it. An aggregation table shows the difference: the level-4 record already
+// carries level 5's sum.
+func TestLookupTablesMergeOnlyTheLowestLevelAboveZero(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		opts map[string]string
+		want string
+	}{
+		{map[string]string{"merge-engine": "aggregation", "fields.v.aggregate-function": "sum", "force-lookup": "true"}, "[1 13]"},
+		{map[string]string{"merge-engine": "aggregation", "fields.v.aggregate-function": "sum"}, "[1 14]"},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprint(c.opts), func(t *testing.T) {
+			fields := table.RowType{
+				{ID: 0, Name: "k", Type: table.DataType{Root: table.TypeBigInt}},
+				{ID: 1, Name: "v", Type: table.DataType{Root: table.TypeBigInt, Nullable: true}},
+			}
+			opts := map[string]string{"bucket": "1"}
+			for k, v := range c.opts {
+				opts[k] = v
+			}
+			s, err := table.NewTableSchema(0, fields, 1, nil, []string{"k"}, opts, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tb, err := write.CreateTable(ctx, fileio.NewLocal(), t.TempDir(), "db", "t", s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			put := func(user string, v int64) {
+				w, err := write.NewWriter(ctx, tb, user)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Write(table.RowKindInsert, table.Row{int64(1), v}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := w.Commit(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			put("w1", 1)
+			lift(t, tb, 5, nil)
+			put("w2", 3) // what Java's lookup compaction writes: level 5's 1 plus 2
+			lift(t, tb, 4, nil)
+			put("w3", 10)
+			sc, err := scan.New(ctx, reopen(t, tb), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			if err := sc.Each(ctx, func(r table.Row) error { got = append(got, fmt.Sprint(r)); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || got[0] != c.want {
+				t.Errorf("scan = %v, want [%s]", got, c.want)
+			}
+		})
+	}
+}
