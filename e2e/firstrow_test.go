@@ -39,9 +39,11 @@ func TestFirstRowMinorCompactionKeepsEachKeyOnce(t *testing.T) {
 		partitions []string // nil: unpartitioned
 		buckets    int
 		rewritten  []int // ids the five later commits write again
+		javaTop    bool  // Java's full compaction writes the top level (the lookup reads Java's files)
 	}{
-		{"issue12_unpartitioned_bucket1", nil, 1, []int{0, 1, 2}},
-		{"partitioned_2_buckets", []string{"a", "b"}, 2, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}},
+		{"issue12_unpartitioned_bucket1", nil, 1, []int{0, 1, 2}, false},
+		{"partitioned_2_buckets", []string{"a", "b"}, 2, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, false},
+		{"top_level_written_by_java", nil, 1, []int{0, 1, 2, 500, 1999}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -97,7 +99,9 @@ func TestFirstRowMinorCompactionKeepsEachKeyOnce(t *testing.T) {
 
 			wh := filepath.Join(t.TempDir(), "warehouse")
 			j.Create(wh, "db.t", spec, jsonl(t, first))
-			if _, err := compact.Run(ctx, openLocal(t, wh, "db.t"), compact.Options{Full: true}); err != nil {
+			if c.javaTop {
+				j.Compact(wh, "db.t", interop.CompactOptions{})
+			} else if _, err := compact.Run(ctx, openLocal(t, wh, "db.t"), compact.Options{Full: true}); err != nil {
 				t.Fatalf("compactd compact --full: %v", err)
 			}
 			if n := j.Write(wh, "db.t", jsonl(t, later)); n != 5 {
