@@ -19,7 +19,8 @@ import (
 // and a compaction asks for its keys in ascending order, so each level keeps
 // at most one file open and reads it forward. A file is opened only when an
 // asked key falls inside its key range (files no key of the compaction
-// reaches are never read), and only its key columns are read.
+// reaches are never read), and only its key columns are fetched (files in
+// another layout, e.g. written under an older key schema, are read by rows).
 //
 // Keys asked out of order are still answered correctly (the file is read
 // again from its start), only slower.
@@ -28,6 +29,8 @@ type HigherLevels struct {
 	t        *table.Table
 	keyTypes []table.DataType
 	read     datafile.Schema // the key fields only
+	full     datafile.Schema // the table's read schema
+	keyCodec *datafile.Codec // nil: every file is read by rows
 	schemaOf SchemaFunc
 	levels   []*levelRun
 }
@@ -41,8 +44,11 @@ func NewHigherLevels(ctx context.Context, t *table.Table, files []*table.Manifes
 	if err != nil {
 		return nil, fmt.Errorf("higher-level lookup of %s: %w", t.FullName(), err)
 	}
-	h := &HigherLevels{ctx: ctx, t: t, keyTypes: keyTypes, schemaOf: schemaOf,
+	h := &HigherLevels{ctx: ctx, t: t, keyTypes: keyTypes, schemaOf: schemaOf, full: read,
 		read: datafile.Schema{Fields: keyFields, KeyNames: read.KeyNames}}
+	// The key columns of files in compactd's layout are fetched alone (nil:
+	// a key the batch codec cannot take; every file is then read by rows).
+	h.keyCodec, _ = datafile.NewKeyCodec(read)
 	byLevel := map[int32][]lookupFile{}
 	for _, e := range files {
 		if e.File.Level == 0 {
@@ -111,7 +117,7 @@ type levelRun struct {
 	level int32
 	files []lookupFile
 	open  int // index of the open file, -1 if none
-	r     *datafile.KeyValueReader
+	r     keySource
 	cur   table.Row // key the reader is at; nil once the file is exhausted
 	asked table.Row // last key asked in the open file
 	steps uint
@@ -150,13 +156,68 @@ func (l *levelRun) openFile(i int) error {
 	if err != nil {
 		return fmt.Errorf("data file %s: schema %d: %w", path, e.File.SchemaID, err)
 	}
-	r, err := datafile.OpenKeyValue(l.h.ctx, l.h.t.FileIO(), path, fileSchema, l.h.read)
+	r, err := l.h.openKeys(path, fileSchema)
 	if err != nil {
 		return fmt.Errorf("higher-level lookup of %s, level %d: %w", l.h.t.FullName(), l.level, err)
 	}
 	l.r, l.open, l.asked = r, i, nil
 	return l.advance()
 }
+
+// keySource yields the keys of one data file in file order.
+type keySource interface {
+	next() (table.Row, error) // io.EOF at the end
+	Close() error
+}
+
+// openKeys reads only the key columns when the file has compactd's layout
+// for them, else the keys of every record through the row reader.
+func (h *HigherLevels) openKeys(path string, fileSchema datafile.Schema) (keySource, error) {
+	if h.keyCodec != nil {
+		br, err := datafile.OpenKeyBatches(h.ctx, h.t.FileIO(), path, fileSchema, h.full, h.keyCodec)
+		if err == nil {
+			return &batchKeys{r: br, codec: h.keyCodec, b: h.keyCodec.NewBatch()}, nil
+		}
+		if !errors.Is(err, datafile.ErrNoBatchPath) {
+			return nil, err
+		}
+	}
+	r, err := datafile.OpenKeyValue(h.ctx, h.t.FileIO(), path, fileSchema, h.read)
+	if err != nil {
+		return nil, err
+	}
+	return rowKeys{r}, nil
+}
+
+type rowKeys struct{ r *datafile.KeyValueReader }
+
+func (k rowKeys) next() (table.Row, error) {
+	kv, err := k.r.Next()
+	return kv.Key, err
+}
+
+func (k rowKeys) Close() error { return k.r.Close() }
+
+type batchKeys struct {
+	r     *datafile.BatchReader
+	codec *datafile.Codec
+	b     *datafile.Batch
+	i     int
+}
+
+func (k *batchKeys) next() (table.Row, error) {
+	for k.i >= k.b.N {
+		if err := k.r.Next(k.b, BatchSize); err != nil {
+			return nil, err
+		}
+		k.i = 0
+	}
+	key, err := k.codec.RowAt(k.b, k.i)
+	k.i++
+	return key, err
+}
+
+func (k *batchKeys) Close() error { return k.r.Close() }
 
 // advance moves the reader to its next record's key.
 func (l *levelRun) advance() error {
@@ -165,7 +226,7 @@ func (l *levelRun) advance() error {
 			return err
 		}
 	}
-	kv, err := l.r.Next()
+	key, err := l.r.next()
 	if errors.Is(err, io.EOF) {
 		l.cur = nil
 		return nil
@@ -173,7 +234,7 @@ func (l *levelRun) advance() error {
 	if err != nil {
 		return fmt.Errorf("higher-level lookup of %s, level %d, data file %s: %w", l.h.t.FullName(), l.level, l.files[l.open].e.File.FileName, err)
 	}
-	l.cur = kv.Key
+	l.cur = key
 	return nil
 }
 

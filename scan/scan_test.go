@@ -220,49 +220,54 @@ func TestHigherLevelsAnswersWhetherALevelHoldsAKey(t *testing.T) {
 			{0, true}, {11, false}}, "level 5"},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			ctx := context.Background()
-			tb := higherTable(t)
-			files := liveFiles(t, tb)
-			if c.missing >= 0 {
-				for _, e := range files {
-					lo, _ := table.DecodeBinaryRow([]table.DataType{{Root: table.TypeBigInt}}, e.File.MinKey)
-					hi, _ := table.DecodeBinaryRow([]table.DataType{{Root: table.TypeBigInt}}, e.File.MaxKey)
-					if lo[0].(int64) <= c.missing && c.missing <= hi[0].(int64) {
-						path, err := tb.DataFilePath(e)
-						if err != nil {
-							t.Fatal(err)
-						}
-						if err := tb.FileIO().Delete(ctx, path); err != nil {
-							t.Fatal(err)
+		for _, byRows := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/by rows %v", c.name, byRows), func(t *testing.T) {
+				ctx := context.Background()
+				tb := higherTable(t)
+				files := liveFiles(t, tb)
+				if c.missing >= 0 {
+					for _, e := range files {
+						lo, _ := table.DecodeBinaryRow([]table.DataType{{Root: table.TypeBigInt}}, e.File.MinKey)
+						hi, _ := table.DecodeBinaryRow([]table.DataType{{Root: table.TypeBigInt}}, e.File.MaxKey)
+						if lo[0].(int64) <= c.missing && c.missing <= hi[0].(int64) {
+							path, err := tb.DataFilePath(e)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if err := tb.FileIO().Delete(ctx, path); err != nil {
+								t.Fatal(err)
+							}
 						}
 					}
 				}
-			}
-			h, err := openHigher(t, tb, files)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer h.Close()
-			if h.Levels() != 2 {
-				t.Fatalf("%d levels, want 2", h.Levels())
-			}
-			for i, a := range c.asks {
-				got, err := h.Contains(table.Row{a.key})
-				if i == len(c.asks)-1 && c.wantErr != "" {
-					if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-						t.Fatalf("Contains(%d): error %v, want one naming %q", a.key, err, c.wantErr)
-					}
-					return
-				}
+				h, err := openHigher(t, tb, files)
 				if err != nil {
-					t.Fatalf("Contains(%d): %v", a.key, err)
+					t.Fatal(err)
 				}
-				if got != a.want {
-					t.Errorf("Contains(%d) = %v, want %v", a.key, got, a.want)
+				defer h.Close()
+				if byRows {
+					scan.ReadKeysByRows(h)
 				}
-			}
-		})
+				if h.Levels() != 2 {
+					t.Fatalf("%d levels, want 2", h.Levels())
+				}
+				for i, a := range c.asks {
+					got, err := h.Contains(table.Row{a.key})
+					if i == len(c.asks)-1 && c.wantErr != "" {
+						if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+							t.Fatalf("Contains(%d): error %v, want one naming %q", a.key, err, c.wantErr)
+						}
+						return
+					}
+					if err != nil {
+						t.Fatalf("Contains(%d): %v", a.key, err)
+					}
+					if got != a.want {
+						t.Errorf("Contains(%d) = %v, want %v", a.key, got, a.want)
+					}
+				}
+			})
+		}
 	}
 }
 

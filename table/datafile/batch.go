@@ -316,6 +316,23 @@ func (c *Codec) NewBatch() *Batch {
 	return b
 }
 
+// RowAt decodes row i of b (nil for nulls).
+func (c *Codec) RowAt(b *Batch, i int) (table.Row, error) {
+	row := make(table.Row, len(c.kinds))
+	for j := range row {
+		col := &b.Cols[j]
+		if col.IsNull(i) {
+			continue
+		}
+		v, err := c.dec[j](col.value(i))
+		if err != nil {
+			return nil, err
+		}
+		row[j] = v
+	}
+	return row, nil
+}
+
 // ByteCols lists the columns whose values are byte strings.
 func (c *Codec) ByteCols() []int {
 	var out []int
