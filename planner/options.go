@@ -341,8 +341,9 @@ func (o *Options) NeedLookup() bool {
 // higher level holds must be merged with it (or, for first-row, dropped),
 // except for deduplicate without sequence.field, where the newest record
 // wins anyway. With deletion vectors a level-0 file that may hold deletes
-// is rewritten at any level. (Per-level file formats and vector indexes,
-// which also force a rewrite in Java, are refused before planning.)
+// is rewritten at any level. Java also rewrites when file.format.per.level
+// gives level 0 and the output level different formats, and for
+// primary-key vector indexes; neither case is modelled here.
 func (o *Options) rewritesLevel0Upgrade(f File, outputLevel, maxLevel int) bool {
 	if !o.NeedLookup() || f.Level != 0 {
 		return false
