@@ -66,23 +66,38 @@ func TestBatchPathCompactsExactlyLikeTheRowPath(t *testing.T) {
 		opts    map[string]string
 		deletes bool
 		evolve  bool
+		// onTop first compacts fully, then writes more commits, so the minor
+		// compaction merges level 0 below a top level holding many of its
+		// keys (first-row drops those: the higher-level lookup).
+		onTop bool
 	}{
-		{"deduplicate", map[string]string{}, true, false},
-		{"deduplicate ignoring deletes", map[string]string{"ignore-delete": "true"}, true, false},
-		{"first-row", map[string]string{"merge-engine": "first-row"}, false, false},
-		{"partial-update", map[string]string{"merge-engine": "partial-update"}, false, false},
-		{"partial-update with a sequence group", map[string]string{"merge-engine": "partial-update", "fields.c.sequence-group": "a,b"}, true, false},
-		{"aggregation", map[string]string{"merge-engine": "aggregation", "fields.a.aggregate-function": "sum", "fields.b.aggregate-function": "max", "fields.c.aggregate-function": "last_non_null_value"}, false, false},
-		{"sequence.field", map[string]string{"sequence.field": "c"}, true, false},
-		{"stats modes", map[string]string{"metadata.stats-mode": "full", "fields.b.stats-mode": "truncate(2)", "fields.c.stats-mode": "counts"}, true, false},
-		{"deduplicate over an added column", map[string]string{}, true, true},
-		{"partial-update over an added column", map[string]string{"merge-engine": "partial-update"}, false, true},
+		{"deduplicate", map[string]string{}, true, false, false},
+		{"deduplicate ignoring deletes", map[string]string{"ignore-delete": "true"}, true, false, false},
+		{"first-row", map[string]string{"merge-engine": "first-row"}, false, false, false},
+		{"first-row below a compacted top level", map[string]string{"merge-engine": "first-row", "compaction.max-size-amplification-percent": "100000"}, false, false, true},
+		{"partial-update", map[string]string{"merge-engine": "partial-update"}, false, false, false},
+		{"partial-update with a sequence group", map[string]string{"merge-engine": "partial-update", "fields.c.sequence-group": "a,b"}, true, false, false},
+		{"aggregation", map[string]string{"merge-engine": "aggregation", "fields.a.aggregate-function": "sum", "fields.b.aggregate-function": "max", "fields.c.aggregate-function": "last_non_null_value"}, false, false, false},
+		{"sequence.field", map[string]string{"sequence.field": "c"}, true, false, false},
+		{"stats modes", map[string]string{"metadata.stats-mode": "full", "fields.b.stats-mode": "truncate(2)", "fields.c.stats-mode": "counts"}, true, false, false},
+		{"deduplicate over an added column", map[string]string{}, true, true, false},
+		{"partial-update over an added column", map[string]string{"merge-engine": "partial-update"}, false, true, false},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, uint64(i)))
 			tb := newTable(t, tc.opts)
-			writeRandom(t, tb, rng, "writer", 8, 60, 80, tc.deletes)
+			if !tc.onTop {
+				writeRandom(t, tb, rng, "writer", 8, 60, 80, tc.deletes)
+			} else {
+				// A top level much larger than the later level-0 files keeps
+				// it out of the universal pick.
+				writeRandom(t, tb, rng, "writer", 8, 1000, 4000, tc.deletes)
+				if _, err := compact.Run(context.Background(), reopen(t, tb), compact.Options{Full: true, CommitUser: "c"}); err != nil {
+					t.Fatal(err)
+				}
+				writeRandom(t, tb, rng, "writer-later", 5, 12, 4000, tc.deletes)
+			}
 			if tc.evolve {
 				tb = addColumn(t, tb)
 				writeRandomRows(t, tb, rng, "writer2", 4, 60, 80, tc.deletes, func(row table.Row) table.Row {
@@ -102,7 +117,8 @@ func TestBatchPathCompactsExactlyLikeTheRowPath(t *testing.T) {
 			before := scanRows(t, tb)
 			ctx := context.Background()
 			for _, full := range []bool{false, true} {
-				if _, err := compact.Run(ctx, reopen(t, tb), compact.Options{Full: full, CommitUser: "c"}); err != nil {
+				sum, err := compact.Run(ctx, reopen(t, tb), compact.Options{Full: full, CommitUser: "c"})
+				if err != nil {
 					t.Fatalf("batch path (full=%v): %v", full, err)
 				}
 				if _, err := compact.Run(ctx, reopen(t, rowTb), compact.Options{Full: full, CommitUser: "c", RowPath: true}); err != nil {
@@ -116,6 +132,26 @@ func TestBatchPathCompactsExactlyLikeTheRowPath(t *testing.T) {
 				// compaction lifts them.
 				if tc.opts["merge-engine"] != "first-row" && !slices.Equal(got, before) {
 					t.Fatalf("full=%v: rows changed by compaction:\nbefore %v\nafter  %v", full, before, got)
+				}
+				if tc.onTop && !full {
+					// Both read what Java reads: each key once (no key at two
+					// levels >= 1; compactd's scan reads them raw, as Java).
+					if n := len(keysOf(t, got)); n != len(got) {
+						t.Fatalf("minor compaction stored %d keys %d times", n, len(got))
+					}
+					below := 0
+					for _, j := range sum.Jobs {
+						if j.Job.OutputLevel == 4 {
+							below++
+						}
+					}
+					if below == 0 {
+						t.Fatalf("no job of the minor compaction went to level 4: %v", sum.Plan.Jobs)
+					}
+					records, byLevel := storedAbove0(t, tb)
+					if records != int64(len(got)) {
+						t.Fatalf("after the minor compaction levels >= 1 hold %v records for %d keys; want one per key", byLevel, len(got))
+					}
 				}
 				gm, wm := liveMetas(t, tb), liveMetas(t, rowTb)
 				if !reflect.DeepEqual(gm, wm) {
@@ -328,4 +364,18 @@ func TestBatchPathRollsFilesLikeTheRowPath(t *testing.T) {
 	if got, want := scanRows(t, tb), scanRows(t, rowTb); !slices.Equal(got, want) {
 		t.Fatal("batch path rows differ from the row path's")
 	}
+}
+
+// keysOf returns the distinct (k, p) keys of scanned JSON rows.
+func keysOf(t *testing.T, rows []string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for _, r := range rows {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(r), &m); err != nil {
+			t.Fatal(err)
+		}
+		out[fmt.Sprint(m["k"], "/", m["p"])] = true
+	}
+	return out
 }

@@ -336,6 +336,12 @@ func TestUnsupportedTablesAreRefusedBeforeAnyWrite(t *testing.T) {
 		{map[string]string{"deletion-vectors.enabled": "true"}, nil},
 		{map[string]string{"changelog-producer": "lookup"}, nil},
 		{map[string]string{"merge-engine": "aggregation"}, map[string]string{"fields.a.aggregate-function": "no_such_function"}},
+		// Java merges higher levels' records into such compactions and reads
+		// only the lowest level above 0 (LookupMergeFunction).
+		{map[string]string{"force-lookup": "true", "merge-engine": "partial-update"}, nil},
+		{map[string]string{"force-lookup": "true", "merge-engine": "aggregation", "fields.a.aggregate-function": "sum"}, nil},
+		{map[string]string{"force-lookup": "true", "sequence.field": "c"}, nil},
+		{map[string]string{"merge-engine": "aggregation"}, map[string]string{"force-lookup": "true"}},
 	} {
 		tb := newTable(t, tc.opts)
 		writeRandom(t, tb, rand.New(rand.NewPCG(1, 1)), "w", 2, 5, 5, false)
@@ -349,6 +355,17 @@ func TestUnsupportedTablesAreRefusedBeforeAnyWrite(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), "db.t") && !strings.Contains(err.Error(), "db.db/t") {
 			t.Fatalf("error does not name the table: %v", err)
+		}
+	}
+	// force-lookup is no obstacle where a plain merge gives Java's result.
+	for _, opts := range []map[string]string{
+		{"force-lookup": "true"},
+		{"force-lookup": "true", "merge-engine": "first-row"},
+	} {
+		tb := newTable(t, opts)
+		writeRandom(t, tb, rand.New(rand.NewPCG(1, 1)), "w", 2, 5, 5, false)
+		if _, err := compact.Run(context.Background(), reopen(t, tb), compact.Options{Full: true}); err != nil {
+			t.Errorf("%v: %v", opts, err)
 		}
 	}
 }

@@ -92,6 +92,14 @@ func (x *executor) run(ctx context.Context, job planner.Job) (res *JobResult, er
 		return e, nil
 	}
 	var deletes, adds []table.ManifestEntry
+	var higher *scan.HigherLevels
+	defer func() {
+		if higher != nil {
+			if cerr := higher.Close(); err == nil && cerr != nil {
+				err = cerr
+			}
+		}
+	}()
 	for _, step := range job.Steps {
 		switch step.Kind {
 		case planner.StepUpgrade:
@@ -119,7 +127,22 @@ func (x *executor) run(ctx context.Context, job planner.Job) (res *JobResult, er
 					}
 				}
 			}
-			outs, err := x.rewrite(ctx, b, files, job)
+			m := scan.Merge{DropDelete: job.DropDelete}
+			if x.firstRowLookup(job, files) {
+				// Paimon's LookupMergeTreeCompactRewriter for first-row: keys
+				// a level above the output already holds are dropped, since
+				// readers take levels >= 1 of first-row tables as they are.
+				m.FirstRow = true
+				if higher == nil {
+					if higher, err = x.higherLevels(ctx, b, job); err != nil {
+						return res, err
+					}
+				}
+				if higher.Levels() > 0 {
+					m.Higher = higher
+				}
+			}
+			outs, err := x.rewrite(ctx, b, files, job, m)
 			for _, o := range outs {
 				res.Written = append(res.Written, o.path)
 			}
@@ -152,7 +175,39 @@ type output struct {
 	meta table.DataFileMeta
 }
 
-func (x *executor) rewrite(ctx context.Context, b *table.BucketFiles, files []*table.ManifestEntry, job planner.Job) ([]output, error) {
+// firstRowLookup is ChangelogMergeTreeRewriter.rewriteLookupChangelog for a
+// first-row table: a rewrite to a level above 0 that reads level-0 files
+// merges through FirstRowMergeFunctionWrapper.
+func (x *executor) firstRowLookup(job planner.Job, files []*table.ManifestEntry) bool {
+	if x.eng == nil || x.eng.Name() != merge.EngineFirstRow || job.OutputLevel == 0 {
+		return false
+	}
+	for _, e := range files {
+		if e.File.Level == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// higherLevels opens the lookup over the bucket's live files above the
+// job's output level.
+func (x *executor) higherLevels(ctx context.Context, b *table.BucketFiles, job planner.Job) (*scan.HigherLevels, error) {
+	inputs := make(map[string]bool, len(job.Inputs))
+	for _, f := range job.Inputs {
+		inputs[f.Name] = true
+	}
+	var above []*table.ManifestEntry
+	for i := range b.Files {
+		e := &b.Files[i]
+		if int(e.File.Level) > job.OutputLevel && !inputs[e.File.FileName] {
+			above = append(above, e)
+		}
+	}
+	return scan.NewHigherLevels(ctx, x.t, above, x.eng.KeyTypes(), x.read, x.schemaOf)
+}
+
+func (x *executor) rewrite(ctx context.Context, b *table.BucketFiles, files []*table.ManifestEntry, job planner.Job, m scan.Merge) ([]output, error) {
 	if x.eng == nil {
 		return x.rewriteAppend(ctx, b, files)
 	}
@@ -162,9 +217,9 @@ func (x *executor) rewrite(ctx context.Context, b *table.BucketFiles, files []*t
 	}
 	var err error
 	if x.codec != nil {
-		err = x.mergeBatches(ctx, files, job, x.codec, r)
+		err = x.mergeBatches(ctx, files, m, x.codec, r)
 	} else {
-		err = x.mergeRecords(ctx, files, job, r)
+		err = x.mergeRecords(ctx, files, m, r)
 	}
 	if err != nil {
 		r.Abort()
@@ -183,8 +238,8 @@ func (x *executor) rewrite(ctx context.Context, b *table.BucketFiles, files []*t
 }
 
 // mergeRecords merges the files record by record into r.
-func (x *executor) mergeRecords(ctx context.Context, files []*table.ManifestEntry, job planner.Job, r *write.Roller) error {
-	it, err := scan.OpenMerged(ctx, x.t, files, x.eng, x.read, x.schemaOf, nil, job.DropDelete)
+func (x *executor) mergeRecords(ctx context.Context, files []*table.ManifestEntry, m scan.Merge, r *write.Roller) error {
+	it, err := scan.OpenMerged(ctx, x.t, files, x.eng, x.read, x.schemaOf, nil, m)
 	if err != nil {
 		return err
 	}
@@ -210,8 +265,8 @@ func (x *executor) mergeRecords(ctx context.Context, files []*table.ManifestEntr
 // merge are copied column by column from input pages to output pages.
 // Reading and merging run on their own goroutine, one batch ahead of
 // encoding, so one large bucket keeps two cores busy.
-func (x *executor) mergeBatches(ctx context.Context, files []*table.ManifestEntry, job planner.Job, codec *datafile.KVCodec, r *write.Roller) error {
-	it, err := scan.OpenMergedBatches(ctx, x.t, files, x.eng, x.read, codec, x.schemaOf, job.DropDelete)
+func (x *executor) mergeBatches(ctx context.Context, files []*table.ManifestEntry, m scan.Merge, codec *datafile.KVCodec, r *write.Roller) error {
+	it, err := scan.OpenMergedBatches(ctx, x.t, files, x.eng, x.read, codec, x.schemaOf, m)
 	if err != nil {
 		return err
 	}

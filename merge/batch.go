@@ -15,6 +15,10 @@ import (
 )
 
 // BatchRun yields the records of one sorted run as batches, in key order.
+// A run whose records come from levels above 0 implements Leveled,
+// reporting the level of the batch Next filled last (one batch holds
+// records of one file, so of one level); otherwise its records count as
+// level 0.
 type BatchRun interface {
 	Next(b *datafile.Batch, max int) error // io.EOF at the end
 	Close() error
@@ -82,7 +86,8 @@ func BatchKeysSupported(types []table.DataType) bool {
 // column by column without becoming a table.KeyValue; only keys with several
 // records are materialized and given to the merge function (or, for
 // deduplicate and first-row, resolved on their sequence numbers and kinds).
-// Lookup and NoReducer are not supported.
+// Lookup is not supported, NoReducer only for first-row (with Higher: the
+// first-row compaction of Engine.FirstRowCompactOptions).
 //
 // Memory: one batch per run, the output batch and the current key's records.
 type BatchReader struct {
@@ -117,10 +122,11 @@ type BatchReader struct {
 }
 
 type bcursor struct {
-	src BatchRun
-	run int
-	b   *datafile.Batch
-	i   int
+	src   BatchRun
+	run   int
+	b     *datafile.Batch
+	i     int
+	level int // of the records in b
 }
 
 type groupRec struct {
@@ -132,8 +138,8 @@ type groupRec struct {
 // NewBatchReader merges runs through fn into batches of up to size rows.
 // The reader owns the runs: Close closes them.
 func NewBatchReader(ctx context.Context, codec *datafile.KVCodec, runs []BatchRun, fn Function, opts Options, size int) (*BatchReader, error) {
-	if opts.Lookup || opts.NoReducer {
-		return nil, errors.New("batch merge: lookup and no-reducer merges take the row path")
+	if _, firstRow := fn.(*firstRow); opts.Lookup || (opts.NoReducer && !firstRow) {
+		return nil, errors.New("batch merge: lookup merges, and no-reducer merges other than first-row, take the row path")
 	}
 	if !BatchKeysSupported(opts.KeyTypes) {
 		return nil, errors.New("batch merge: key types take the row path")
@@ -158,6 +164,12 @@ func NewBatchReader(ctx context.Context, codec *datafile.KVCodec, runs []BatchRu
 // NewBatchReader merges runs of this table with a fresh merge function.
 func (e *Engine) NewBatchReader(ctx context.Context, codec *datafile.KVCodec, runs []BatchRun, dropDelete bool, size int) (*BatchReader, error) {
 	return NewBatchReader(ctx, codec, runs, e.NewFunction(), e.ReaderOptions(dropDelete), size)
+}
+
+// NewBatchReaderWith is NewBatchReader with the given options
+// (ReaderOptions or FirstRowCompactOptions).
+func (e *Engine) NewBatchReaderWith(ctx context.Context, codec *datafile.KVCodec, runs []BatchRun, opts Options, size int) (*BatchReader, error) {
+	return NewBatchReader(ctx, codec, runs, e.NewFunction(), opts, size)
 }
 
 // NextInto fills out (a batch of the codec's layout, reset first) with the
@@ -254,6 +266,10 @@ func (r *BatchReader) fill(c *bcursor) (bool, error) {
 		}
 		if c.b.N > 0 {
 			c.i = 0
+			c.level = 0
+			if l, ok := c.src.(Leveled); ok {
+				c.level = l.Level()
+			}
 			return true, nil
 		}
 	}
@@ -280,7 +296,7 @@ func (r *BatchReader) mergeOneKey() error {
 	if len(r.heap) > 1 {
 		r.collectEqual(0)
 	}
-	if len(r.group) == 1 {
+	if len(r.group) == 1 && !r.opts.NoReducer {
 		c := top
 		if !(r.opts.DropDelete && r.isRetract(c)) {
 			r.addTake(c.b, c.i)
@@ -415,6 +431,11 @@ func (r *BatchReader) mergeGroup() error {
 		if err != nil {
 			return r.keyErr(g[0], err)
 		}
+		if ok && r.opts.Higher != nil && r.opts.NoReducer {
+			if ok, err = r.notHigher(); err != nil {
+				return err
+			}
+		}
 		if ok && !(r.opts.DropDelete && !r.kinds[idx].IsAdd()) {
 			c := g[idx]
 			r.addTake(c.b, c.i)
@@ -456,6 +477,11 @@ func (r *BatchReader) mergeGroup() error {
 	if err != nil {
 		return fmt.Errorf("merge key %v: %w", []any(r.recs[0].kv.Key), err)
 	}
+	if ok && r.opts.Higher != nil && r.opts.NoReducer {
+		if ok, err = r.notHigher(); err != nil {
+			return err
+		}
+	}
 	if !ok || (r.opts.DropDelete && !kv.Kind.IsAdd()) {
 		return nil
 	}
@@ -464,6 +490,27 @@ func (r *BatchReader) mergeGroup() error {
 	}
 	r.addTake(r.mat, r.mat.N-1)
 	return nil
+}
+
+// notHigher is FirstRowMergeFunctionWrapper's test on r.group: false when
+// none of the key's records comes from a level above 0 and opts.Higher holds
+// the key.
+func (r *BatchReader) notHigher() (bool, error) {
+	for _, c := range r.group {
+		if c.level > 0 {
+			return true, nil
+		}
+	}
+	c := r.group[0]
+	key, err := r.codec.KeyAt(c.b, c.i)
+	if err != nil {
+		return false, fmt.Errorf("read sorted run %d: %w", c.run, err)
+	}
+	held, err := r.opts.Higher.Contains(key)
+	if err != nil {
+		return false, fmt.Errorf("merge key %v: look up in higher levels: %w", []any(key), err)
+	}
+	return !held, nil
 }
 
 func (r *BatchReader) keyErr(c *bcursor, err error) error {

@@ -27,8 +27,9 @@ type Iterator interface {
 }
 
 // Leveled is implemented by iterators that know the LSM level of the record
-// they returned last. Only the lookup wrapper (Options.Lookup) needs levels;
-// iterators that do not implement it count as level 0.
+// they returned last. Only the lookup wrappers (Options.Lookup, and
+// Options.Higher of the first-row compaction) need levels; iterators that do
+// not implement it count as level 0.
 type Leveled interface {
 	Level() int
 }

@@ -44,6 +44,11 @@ type Options struct {
 	// (LookupChangelogMergeFunctionWrapper, FirstRowMergeFunctionWrapper) do not
 	// reduce, so a lone -D of an aggregation table becomes a +I there.
 	NoReducer bool
+	// Higher, with NoReducer and the first-row engine, completes Paimon's
+	// FirstRowMergeFunctionWrapper (see Engine.FirstRowCompactOptions): a key
+	// none of whose records comes from a level > 0 is dropped when Higher
+	// holds it. Keys are asked in ascending order.
+	Higher KeyLookup
 }
 
 // Reader merges sorted runs into one stream with one record per key (or none,
@@ -168,6 +173,7 @@ func (r *Reader) mergeOneKey() (table.KeyValue, bool, error) {
 		count       int
 		key         table.Row
 		initialized bool
+		high        bool // a record of the key comes from a level > 0
 	)
 	r.group = r.group[:0]
 	for len(r.heap) > 0 {
@@ -189,6 +195,7 @@ func (r *Reader) mergeOneKey() (table.KeyValue, bool, error) {
 			key = kv.Key
 		}
 		count++
+		high = high || level > 0
 		if r.opts.Lookup {
 			r.group = append(r.group, groupRecord{kv: kv, level: level})
 			continue
@@ -231,6 +238,15 @@ func (r *Reader) mergeOneKey() (table.KeyValue, bool, error) {
 	kv, ok, err := r.fn.Result()
 	if err != nil {
 		return table.KeyValue{}, false, r.keyErr(key, err)
+	}
+	if ok && !high && r.opts.Higher != nil && r.opts.NoReducer {
+		held, err := r.opts.Higher.Contains(kv.Key)
+		if err != nil {
+			return table.KeyValue{}, false, r.keyErr(key, fmt.Errorf("look up in higher levels: %w", err))
+		}
+		if held {
+			return table.KeyValue{}, false, nil
+		}
 	}
 	return kv, ok, nil
 }

@@ -86,6 +86,8 @@ type Options struct {
 	MergeEngine string
 	// DeletionVectors is deletion-vectors.enabled (default false).
 	DeletionVectors bool
+	// SequenceField is true when sequence.field is set.
+	SequenceField bool
 	// ForceLookup is force-lookup (default false).
 	ForceLookup bool
 	// LookupCompactGentle is lookup-compact=gentle (default radical).
@@ -256,6 +258,9 @@ func ParseOptions(m map[string]string, primaryKey bool) (Options, error) {
 		o.MergeEngine = strings.ToLower(v)
 	}
 	boolOpt("deletion-vectors.enabled", &o.DeletionVectors)
+	if v, ok := get("sequence.field"); ok && v != "" {
+		o.SequenceField = true
+	}
 	boolOpt("force-lookup", &o.ForceLookup)
 	if v, ok := get("lookup-compact"); ok {
 		switch strings.ToLower(v) {
@@ -328,6 +333,28 @@ func (o *Options) Validate() error {
 func (o *Options) NeedLookup() bool {
 	return o.ChangelogProducer == "lookup" || o.DeletionVectors ||
 		o.MergeEngine == "first-row" || o.ForceLookup
+}
+
+// rewritesLevel0Upgrade mirrors LookupMergeTreeCompactRewriter.upgradeStrategy
+// for what the planner sees: a lookup-style table moves a level-0 file to a
+// level below the top by rewriting it through the lookup merge, since keys a
+// higher level holds must be merged with it (or, for first-row, dropped),
+// except for deduplicate without sequence.field, where the newest record
+// wins anyway. With deletion vectors a level-0 file that may hold deletes
+// is rewritten at any level. Java also rewrites when file.format.per.level
+// gives level 0 and the output level different formats, and for
+// primary-key vector indexes; neither case is modelled here.
+func (o *Options) rewritesLevel0Upgrade(f File, outputLevel, maxLevel int) bool {
+	if !o.NeedLookup() || f.Level != 0 {
+		return false
+	}
+	if o.DeletionVectors && f.mayContainDeletes() {
+		return true
+	}
+	if outputLevel == maxLevel {
+		return false
+	}
+	return !(o.MergeEngine == "deduplicate" && !o.SequenceField)
 }
 
 // CompactionFileSize is CoreOptions.compactionFileSize: files smaller than

@@ -173,6 +173,9 @@ func mergeTreeJob(b *Bucket, lv Levels, u *Unit, opts Options, compareKeys func(
 		maxLevel:             lv.MaxLevel(),
 		minFileSize:          opts.CompactionFileSize(),
 		forceRewriteAllFiles: opts.ForceRewriteAllFiles,
+		upgradeRewrites: func(f File) bool {
+			return opts.rewritesLevel0Upgrade(f, u.OutputLevel, lv.MaxLevel())
+		},
 	})
 	if len(j.Steps) == 0 {
 		// Every input already sits at the output level and needs no rewrite:

@@ -76,6 +76,25 @@ func TestRules(t *testing.T) {
 			map[string]string{"num-sorted-run.compaction-trigger": "2", "target-file-size": "100"},
 			`L0: n:m-n@9 size=180
 			 L1: a:a-b@1 size=90 b:c-d@2 size=90`, "bucket-0 L2 n,a,b upgrade:a,b,n"),
+		pk("A first-row table rewrites a large level-0 file it moves below the top level, so keys higher levels hold are dropped",
+			map[string]string{"num-sorted-run.compaction-trigger": "2", "num-levels": "6", "target-file-size": "100", "merge-engine": "first-row"},
+			`L0: n:m-n@9 size=180
+			 L1: a:a-b@1 size=90 b:c-d@2 size=90
+			 L5: z:a-z@0 size=100000`, "bucket-0 L4 n,a,b upgrade:a,b rewrite:n"),
+		pk("A first-row table moves a large level-0 file to the top level without rewriting it",
+			map[string]string{"strategy": "full", "target-file-size": "100", "merge-engine": "first-row"},
+			`L0: n:x-y@9 size=90
+			 L1: a:a-b@1 size=90 b:c-d@2 size=10 c:e-f@3 size=90`, "bucket-0 L5 n,a,b,c upgrade:a,b,c,n"),
+		pk("force-lookup with a sequence field rewrites a level-0 file it moves below the top level",
+			map[string]string{"num-sorted-run.compaction-trigger": "2", "num-levels": "6", "target-file-size": "100", "force-lookup": "true", "sequence.field": "s"},
+			`L0: n:m-n@9 size=180
+			 L1: a:a-b@1 size=90 b:c-d@2 size=90
+			 L5: z:a-z@0 size=100000`, "bucket-0 L4 n,a,b upgrade:a,b rewrite:n"),
+		pk("force-lookup deduplicate without a sequence field only moves large level-0 files up",
+			map[string]string{"num-sorted-run.compaction-trigger": "2", "num-levels": "6", "target-file-size": "100", "force-lookup": "true"},
+			`L0: n:m-n@9 size=180
+			 L1: a:a-b@1 size=90 b:c-d@2 size=90
+			 L5: z:a-z@0 size=100000`, "bucket-0 L4 n,a,b upgrade:a,b,n"),
 		pk("Two adjacent small files are merged together",
 			map[string]string{"num-sorted-run.compaction-trigger": "2", "target-file-size": "100"},
 			`L0: n:m-n@9 size=110

@@ -122,6 +122,9 @@ type taskParams struct {
 	maxLevel             int
 	minFileSize          int64 // compactionFileSize
 	forceRewriteAllFiles bool
+	// upgradeRewrites is the rewriter's upgradeStrategy: true when moving f
+	// to the output level must rewrite it (nil: never, the plain rewriter).
+	upgradeRewrites func(f File) bool
 }
 
 // mergeTreeSteps is MergeTreeCompactTask.doCompact without the I/O: walk
@@ -141,6 +144,10 @@ func mergeTreeSteps(sections []Section, p taskParams) []Step {
 			return
 		}
 		if f.Level != p.outputLevel {
+			if p.upgradeRewrites != nil && p.upgradeRewrites(f) {
+				steps = append(steps, Step{Kind: StepRewrite, Sections: []Section{{{f}}}})
+				return
+			}
 			steps = append(steps, Step{Kind: StepUpgrade, File: f})
 		}
 	}

@@ -42,27 +42,31 @@ func BatchCodec(eng *merge.Engine, read datafile.Schema) (*datafile.KVCodec, err
 // the read schema's Parquet layout are read page by page; others (older
 // schemas, Avro, files without key columns) go through the row reader and
 // are converted.
-func OpenMergedBatches(ctx context.Context, t *table.Table, files []*table.ManifestEntry, eng *merge.Engine, read datafile.Schema, codec *datafile.KVCodec, schemaOf SchemaFunc, dropDelete bool) (BatchIterator, error) {
+func OpenMergedBatches(ctx context.Context, t *table.Table, files []*table.ManifestEntry, eng *merge.Engine, read datafile.Schema, codec *datafile.KVCodec, schemaOf SchemaFunc, m Merge) (BatchIterator, error) {
+	opts, err := m.options(eng)
+	if err != nil {
+		return nil, err
+	}
 	sections, err := sectionsOf(files, eng.KeyTypes())
 	if err != nil {
 		return nil, err
 	}
-	it := &batchSections{ctx: ctx, t: t, eng: eng, read: read, codec: codec, schemaOf: schemaOf, dropDelete: dropDelete, sections: sections}
+	it := &batchSections{ctx: ctx, t: t, eng: eng, opts: opts, read: read, codec: codec, schemaOf: schemaOf, sections: sections}
 	return it, nil
 }
 
 // batchSections reads the sections one after the other, opening a
 // section's files when it is reached.
 type batchSections struct {
-	ctx        context.Context
-	t          *table.Table
-	eng        *merge.Engine
-	read       datafile.Schema
-	codec      *datafile.KVCodec
-	schemaOf   SchemaFunc
-	dropDelete bool
-	sections   [][][]*table.ManifestEntry
-	cur        *merge.BatchReader
+	ctx      context.Context
+	t        *table.Table
+	eng      *merge.Engine
+	opts     merge.Options
+	read     datafile.Schema
+	codec    *datafile.KVCodec
+	schemaOf SchemaFunc
+	sections [][][]*table.ManifestEntry
+	cur      *merge.BatchReader
 }
 
 func (s *batchSections) NextInto(out *datafile.Batch) error {
@@ -77,7 +81,7 @@ func (s *batchSections) NextInto(out *datafile.Batch) error {
 			for _, run := range sec {
 				runs = append(runs, &fileSeq{files: run, open: s.open})
 			}
-			r, err := s.eng.NewBatchReader(s.ctx, s.codec, runs, s.dropDelete, BatchSize)
+			r, err := s.eng.NewBatchReaderWith(s.ctx, s.codec, runs, s.opts, BatchSize)
 			if err != nil {
 				return err
 			}
@@ -109,12 +113,17 @@ func (s *batchSections) Close() error {
 }
 
 // fileSeq reads files one after the other as batches (a sorted run, or an
-// append bucket's files in sequence order).
+// append bucket's files in sequence order). It is merge.Leveled: a batch
+// holds rows of one file, whose level Level reports.
 type fileSeq struct {
 	files []*table.ManifestEntry
 	open  func(*table.ManifestEntry) (batchFile, error)
 	cur   batchFile
+	level int
 }
+
+// Level is the level of the file the last batch came from.
+func (r *fileSeq) Level() int { return r.level }
 
 type batchFile interface {
 	Next(b *datafile.Batch, max int) error
@@ -135,6 +144,7 @@ func (r *fileSeq) Next(b *datafile.Batch, max int) error {
 				return err
 			}
 			r.cur = f
+			r.level = int(e.File.Level)
 		}
 		err := r.cur.Next(b, max)
 		if err == nil {

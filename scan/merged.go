@@ -21,19 +21,60 @@ type DeletionVector interface {
 // SchemaFunc resolves a data file's schema id to its layout.
 type SchemaFunc func(ctx context.Context, id int64) (datafile.Schema, error)
 
+// Merge says how OpenMerged and OpenMergedBatches merge the records of a key.
+type Merge struct {
+	// DropDelete drops merged retractions.
+	DropDelete bool
+	// FirstRow merges as Paimon's first-row compaction of level-0 files into
+	// a level above 0 (merge.Engine.FirstRowCompactOptions): keys that Higher
+	// holds are dropped unless a record of theirs comes from a level above
+	// 0. Higher answers for the levels above the output level (nil: none).
+	FirstRow bool
+	Higher   merge.KeyLookup
+	// Lookup merges as Java reads a lookup-style table (changelog-producer
+	// =lookup, deletion vectors, force-lookup; not first-row): through
+	// LookupMergeFunction, which takes the level-0 records of a key and only
+	// the record of the lowest level above 0, since Java's lookup compaction
+	// already merged the levels above into it (merge.Options.Lookup).
+	Lookup bool
+}
+
+func (m Merge) options(eng *merge.Engine) (merge.Options, error) {
+	if m.FirstRow {
+		if m.Lookup {
+			return merge.Options{}, errors.New("first-row compaction and lookup reads do not combine")
+		}
+		return eng.FirstRowCompactOptions(m.DropDelete, m.Higher)
+	}
+	if m.Lookup {
+		if m.Higher != nil {
+			return merge.Options{}, errors.New("a higher-level lookup without the first-row compaction merge")
+		}
+		return eng.LookupOptions(m.DropDelete, false), nil
+	}
+	if m.Higher != nil {
+		return merge.Options{}, errors.New("a higher-level lookup without the first-row compaction merge")
+	}
+	return eng.ReaderOptions(m.DropDelete), nil
+}
+
 // OpenMerged merges the given files of one bucket as Paimon's merge-tree
 // reader does: files are grouped into sections of overlapping key ranges,
 // each section's sorted runs are merged through the engine, and the
 // sections are read one after the other, so only one section's files are
-// open at a time. dropDelete drops merged retractions.
-func OpenMerged(ctx context.Context, t *table.Table, files []*table.ManifestEntry, eng *merge.Engine, read datafile.Schema, schemaOf SchemaFunc, dvs map[string]DeletionVector, dropDelete bool) (merge.Iterator, error) {
+// open at a time. Records carry their file's level.
+func OpenMerged(ctx context.Context, t *table.Table, files []*table.ManifestEntry, eng *merge.Engine, read datafile.Schema, schemaOf SchemaFunc, dvs map[string]DeletionVector, m Merge) (merge.Iterator, error) {
+	opts, err := m.options(eng)
+	if err != nil {
+		return nil, err
+	}
 	sections, err := sectionsOf(files, eng.KeyTypes())
 	if err != nil {
 		return nil, err
 	}
 	parts := make([]merge.Iterator, 0, len(sections))
 	for _, section := range sections {
-		parts = append(parts, &lazySection{ctx: ctx, t: t, runs: section, eng: eng, read: read, schemaOf: schemaOf, dvs: dvs, dropDelete: dropDelete})
+		parts = append(parts, &lazySection{ctx: ctx, t: t, runs: section, eng: eng, opts: opts, read: read, schemaOf: schemaOf, dvs: dvs})
 	}
 	return merge.Concat(parts...), nil
 }
@@ -61,15 +102,15 @@ func sectionsOf(files []*table.ManifestEntry, keyTypes []table.DataType) ([][][]
 
 // lazySection opens its files when first read.
 type lazySection struct {
-	ctx        context.Context
-	t          *table.Table
-	runs       [][]*table.ManifestEntry
-	eng        *merge.Engine
-	read       datafile.Schema
-	schemaOf   SchemaFunc
-	dvs        map[string]DeletionVector
-	dropDelete bool
-	r          merge.Iterator
+	ctx      context.Context
+	t        *table.Table
+	runs     [][]*table.ManifestEntry
+	eng      *merge.Engine
+	opts     merge.Options
+	read     datafile.Schema
+	schemaOf SchemaFunc
+	dvs      map[string]DeletionVector
+	r        merge.Iterator
 }
 
 func (s *lazySection) Next() (table.KeyValue, error) {
@@ -83,7 +124,7 @@ func (s *lazySection) Next() (table.KeyValue, error) {
 			}
 			iters = append(iters, merge.Concat(files...))
 		}
-		s.r = s.eng.NewReader(s.ctx, iters, s.dropDelete)
+		s.r = s.eng.NewReaderWith(s.ctx, iters, s.opts)
 	}
 	return s.r.Next()
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/compactd/compactd/merge"
 	"github.com/compactd/compactd/table"
@@ -45,10 +46,15 @@ type Scanner struct {
 	fs     *table.FileSet
 	read   datafile.Schema
 	engine *merge.Engine // nil for append tables
-	// skipLevel0 mirrors Java's batch scan of lookup-style tables: files at
-	// level 0 are not visible until compaction moves them up.
+	// skipLevel0 mirrors Java's batch scan of first-row tables and of
+	// deletion-vector tables without merge-on-read
+	// (CoreOptions.batchScanSkipLevel0): files at level 0 are not visible
+	// until compaction moves them up, and the files above are read raw when
+	// their metadata says they hold no retractions (see rawConvertible).
 	skipLevel0 bool
-	schemas    map[int64]datafile.Schema
+	// lookup merges as Java's read of lookup-style tables (Merge.Lookup).
+	lookup  bool
+	schemas map[int64]datafile.Schema
 }
 
 // New prepares a scan of snapshot s (nil: the latest). A table without
@@ -75,6 +81,10 @@ func New(ctx context.Context, t *table.Table, s *table.Snapshot) (*Scanner, erro
 		sc.engine = eng
 		opts := t.Options()
 		sc.skipLevel0 = (opts.DeletionVectorsEnabled && !opts.DeletionVectorsMergeOnRead) || eng.Name() == merge.EngineFirstRow
+		// CoreOptions.needLookup: PrimaryKeyFileStoreTable wraps the merge
+		// function of every engine but first-row in LookupMergeFunction.
+		sc.lookup = eng.Name() != merge.EngineFirstRow &&
+			(opts.ChangelogProducer == table.ChangelogLookup || opts.DeletionVectorsEnabled || opts.ForceLookup)
 	}
 	if s != nil {
 		fs, err := t.FileSet(ctx, s)
@@ -141,7 +151,10 @@ func (sc *Scanner) bucket(ctx context.Context, b *table.BucketFiles, fn func(tab
 		}
 		files = append(files, e)
 	}
-	r, err := OpenMerged(ctx, sc.t, files, sc.engine, sc.read, sc.fileSchema, dvs, true)
+	if sc.skipLevel0 && rawConvertible(files) {
+		return sc.rawBucket(ctx, files, dvs, fn)
+	}
+	r, err := OpenMerged(ctx, sc.t, files, sc.engine, sc.read, sc.fileSchema, dvs, Merge{DropDelete: true, Lookup: sc.lookup})
 	if err != nil {
 		return err
 	}
@@ -158,6 +171,102 @@ func (sc *Scanner) bucket(ctx context.Context, b *table.BucketFiles, fn func(tab
 			continue
 		}
 		if err := fn(kv.Value); err != nil {
+			return err
+		}
+	}
+}
+
+// rawConvertible is Java's test for reading a first-row or deletion-vector
+// bucket without merging (MergeTreeSplitGenerator.splitForBatch with
+// PrimaryKeyTableRawFileSplitReadProvider.match): every file above level 0
+// with a known delete row count of 0. Such a read returns every stored
+// record, so a key stored at two levels is read twice: compaction must
+// never store one (see merge.Engine.FirstRowCompactOptions).
+func rawConvertible(files []*table.ManifestEntry) bool {
+	for _, e := range files {
+		if e.File.Level == 0 || e.File.DeleteRowCount == nil || *e.File.DeleteRowCount != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// rawBucket reads the files as Java's raw split read does, every record as
+// a row, without merging. Rows come in key order (each level is one sorted
+// run; records of one key at several levels come one after the other).
+func (sc *Scanner) rawBucket(ctx context.Context, files []*table.ManifestEntry, dvs map[string]DeletionVector, fn func(table.Row) error) error {
+	keyTypes := sc.engine.KeyTypes()
+	byLevel := map[int32][]*table.ManifestEntry{}
+	for _, e := range files {
+		byLevel[e.File.Level] = append(byLevel[e.File.Level], e)
+	}
+	levels := make([]int32, 0, len(byLevel))
+	for l := range byLevel {
+		levels = append(levels, l)
+	}
+	slices.Sort(levels)
+	type cursor struct {
+		it   merge.Iterator
+		kv   table.KeyValue
+		done bool
+	}
+	var cursors []*cursor
+	defer func() {
+		for _, c := range cursors {
+			c.it.Close()
+		}
+	}()
+	for _, l := range levels {
+		run := byLevel[l]
+		mins := make(map[*table.ManifestEntry]table.Row, len(run))
+		for _, e := range run {
+			lo, err := table.DecodeBinaryRow(keyTypes, e.File.MinKey)
+			if err != nil {
+				return fmt.Errorf("data file %s: min key: %w", e.File.FileName, err)
+			}
+			mins[e] = lo
+		}
+		slices.SortFunc(run, func(a, b *table.ManifestEntry) int { return table.CompareRows(keyTypes, mins[a], mins[b]) })
+		parts := make([]merge.Iterator, 0, len(run))
+		for _, e := range run {
+			parts = append(parts, &lazyFile{ctx: ctx, t: sc.t, e: e, read: sc.read, schemaOf: sc.fileSchema, dv: dvs[e.File.FileName]})
+		}
+		cursors = append(cursors, &cursor{it: merge.Concat(parts...)})
+	}
+	next := func(c *cursor) error {
+		kv, err := c.it.Next()
+		if errors.Is(err, io.EOF) {
+			c.done = true
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !kv.Kind.IsAdd() {
+			return fmt.Errorf("a data file whose metadata counts no retractions holds a %s record of key %v", kv.Kind.ShortString(), []any(kv.Key))
+		}
+		c.kv = kv
+		return nil
+	}
+	for _, c := range cursors {
+		if err := next(c); err != nil {
+			return err
+		}
+	}
+	for {
+		var min *cursor
+		for _, c := range cursors {
+			if !c.done && (min == nil || table.CompareRows(keyTypes, c.kv.Key, min.kv.Key) < 0) {
+				min = c
+			}
+		}
+		if min == nil {
+			return nil
+		}
+		if err := fn(min.kv.Value); err != nil {
+			return err
+		}
+		if err := next(min); err != nil {
 			return err
 		}
 	}

@@ -316,6 +316,23 @@ func (c *Codec) NewBatch() *Batch {
 	return b
 }
 
+// RowAt decodes row i of b (nil for nulls).
+func (c *Codec) RowAt(b *Batch, i int) (table.Row, error) {
+	row := make(table.Row, len(c.kinds))
+	for j := range row {
+		col := &b.Cols[j]
+		if col.IsNull(i) {
+			continue
+		}
+		v, err := c.dec[j](col.value(i))
+		if err != nil {
+			return nil, err
+		}
+		row[j] = v
+	}
+	return row, nil
+}
+
 // ByteCols lists the columns whose values are byte strings.
 func (c *Codec) ByteCols() []int {
 	var out []int
@@ -441,6 +458,23 @@ func (c *KVCodec) Append(b *Batch, kv table.KeyValue) error {
 	}
 	b.N++
 	return nil
+}
+
+// KeyAt decodes the key of row i.
+func (c *KVCodec) KeyAt(b *Batch, i int) (table.Row, error) {
+	key := make(table.Row, c.nKey)
+	for j := range key {
+		col := &b.Cols[j]
+		if col.IsNull(i) {
+			return nil, fmt.Errorf("row %d: null key column %d", i, j)
+		}
+		v, err := c.dec[j](col.value(i))
+		if err != nil {
+			return nil, err
+		}
+		key[j] = v
+	}
+	return key, nil
 }
 
 // ValueAt decodes value field j of row i (nil for null).

@@ -48,7 +48,39 @@ func OpenKeyValueBatches(ctx context.Context, fio fileio.FileIO, path string, fi
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", path, err)
 	}
-	return openBatches(ctx, fio, path, fields, codec.Codec, codec.KindCol())
+	return openBatches(ctx, fio, path, fields, codec.Codec, codec.KindCol(), false)
+}
+
+// NewKeyCodec is the codec of schema's _KEY_ columns alone, the layout
+// OpenKeyBatches reads.
+func NewKeyCodec(schema Schema) (*Codec, error) {
+	fields, err := schema.KeyValueFields()
+	if err != nil {
+		return nil, err
+	}
+	return NewCodec(fields[:len(schema.KeyNames)])
+}
+
+// OpenKeyBatches opens a KeyValue data file for reading its key columns
+// only, as batches of codec's layout (NewKeyCodec(readSchema)): the other
+// columns' pages are never fetched. It fails with an error wrapping
+// ErrNoBatchPath when the file's key columns are not exactly the ones
+// compactd writes for readSchema (another key schema, a file without _KEY_
+// columns, Avro); callers then read the file with OpenKeyValue.
+func OpenKeyBatches(ctx context.Context, fio fileio.FileIO, path string, fileSchema, readSchema Schema, codec *Codec) (*BatchReader, error) {
+	fileKV, err := fileSchema.KeyValueFields()
+	if err != nil {
+		return nil, fmt.Errorf("data file %s: %w", path, err)
+	}
+	readKV, err := readSchema.KeyValueFields()
+	if err != nil {
+		return nil, fmt.Errorf("data file %s: %w", path, err)
+	}
+	n := len(readSchema.KeyNames)
+	if len(fileSchema.KeyNames) != n || !sameFields(fileKV[:n], readKV[:n]) {
+		return nil, fmt.Errorf("data file %s: %w: written with another key", path, ErrNoBatchPath)
+	}
+	return openBatches(ctx, fio, path, readKV[:n], codec, -1, true)
 }
 
 // OpenRowBatches opens an append-table data file written with fileFields
@@ -59,12 +91,13 @@ func OpenRowBatches(ctx context.Context, fio fileio.FileIO, path string, fileFie
 	if !sameFields(fileFields, readFields) {
 		return nil, fmt.Errorf("data file %s: %w: written with another schema", path, ErrNoBatchPath)
 	}
-	return openBatches(ctx, fio, path, readFields, codec, -1)
+	return openBatches(ctx, fio, path, readFields, codec, -1, false)
 }
 
 // openBatches opens a Parquet file whose leaf columns must be exactly
-// fields' layout; kindCol >= 0 is a _VALUE_KIND column to check.
-func openBatches(ctx context.Context, fio fileio.FileIO, path string, fields table.RowType, codec *Codec, kindCol int) (*BatchReader, error) {
+// fields' layout (with project, the file may have other columns too, which
+// are not read); kindCol >= 0 is a _VALUE_KIND column to check.
+func openBatches(ctx context.Context, fio fileio.FileIO, path string, fields table.RowType, codec *Codec, kindCol int, project bool) (*BatchReader, error) {
 	format, err := FormatOf(path)
 	if err != nil {
 		return nil, err
@@ -81,7 +114,7 @@ func openBatches(ctx context.Context, fio fileio.FileIO, path string, fields tab
 	}
 	r := &BatchReader{ctx: ctx, path: path, f: f, pf: pf, codec: codec, kindCol: kindCol}
 	root := pf.Schema()
-	if len(root.Columns()) != len(fields) {
+	if !project && len(root.Columns()) != len(fields) {
 		f.Close()
 		return nil, fmt.Errorf("data file %s: %w: %d leaf columns, want %d", path, ErrNoBatchPath, len(root.Columns()), len(fields))
 	}
