@@ -54,10 +54,13 @@ func (s *HTTPServer) Shutdown(ctx context.Context) error {
 // connLimiter caps the open connections of one server. A connection is
 // evictable while it is not serving a request (net/http's StateNew or
 // StateIdle). At the cap, a newly accepted connection closes the
-// connection evictable the longest, oldest first: an idle client loses a
-// connection it can reopen, while a probe arriving during a flood of idle
-// connections is still served. With every connection active the new one
-// waits until one finishes or closes.
+// connection evictable the longest: first among the keep-alive connections
+// idle after a request, and only when there is none among those not yet
+// read from. An idle client loses a connection it can reopen, while a
+// probe arriving during a flood of idle connections is still served even
+// when the server has not read its request before more connections arrive
+// (on a loaded machine it is then older than they are). With every
+// connection active the new one waits until one finishes or closes.
 type connLimiter struct {
 	max    int
 	mu     sync.Mutex
@@ -83,7 +86,11 @@ func (l *connLimiter) admit(c *limitConn) bool {
 	for !l.closed && len(l.conns) >= l.max {
 		var oldest *limitConn
 		for o := range l.conns {
-			if o.evictable && (oldest == nil || o.since.Before(oldest.since)) {
+			if !o.evictable {
+				continue
+			}
+			if oldest == nil || (o.served && !oldest.served) ||
+				(o.served == oldest.served && o.since.Before(oldest.since)) {
 				oldest = o
 			}
 		}
@@ -120,6 +127,7 @@ func (l *connLimiter) state(nc net.Conn, st http.ConnState) {
 	switch st {
 	case http.StateNew, http.StateIdle:
 		c.evictable, c.since = true, time.Now()
+		c.served = c.served || st == http.StateIdle
 		l.cond.Broadcast() // a waiting admit may evict it
 	case http.StateActive:
 		c.evictable = false
@@ -166,6 +174,7 @@ type limitConn struct {
 	net.Conn
 	lim       *connLimiter
 	evictable bool
+	served    bool // has answered a request and is kept alive
 	since     time.Time
 	once      sync.Once
 	err       error

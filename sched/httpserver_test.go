@@ -120,3 +120,50 @@ func TestAtTheConnectionCapTheLongestIdleConnectionMakesRoom(t *testing.T) {
 		resp.Body.Close()
 	}
 }
+
+// At the cap, a keep-alive connection idle after a request makes room
+// before a connection whose request has not been read yet, even an older
+// one: on a loaded machine a probe's connection can wait to be read while
+// a flood of idle connections arrives after it.
+func TestAtTheConnectionCapAnIdleKeepAliveMakesRoomBeforeAnUnreadConnection(t *testing.T) {
+	addr := serveLimited(t, 3, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	unread, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unread.Close()
+	time.Sleep(20 * time.Millisecond) // unread is the oldest
+	var idle []net.Conn
+	for i := 0; i < 2; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		idle = append(idle, c)
+		time.Sleep(20 * time.Millisecond)
+	}
+	resp, err := fresh().Get("http://" + addr + "/")
+	if err != nil {
+		t.Fatalf("a new connection at the cap: %v", err)
+	}
+	resp.Body.Close()
+	idle[0].SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := idle[0].Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("the idle keep-alive was not the one closed: %v", err)
+	}
+	// The older connection, not read from yet, is still served.
+	io.WriteString(unread, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	unread.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if resp, err := http.ReadResponse(bufio.NewReader(unread), nil); err != nil {
+		t.Fatalf("the unread connection was closed to make room: %v", err)
+	} else {
+		resp.Body.Close()
+	}
+}
