@@ -54,13 +54,13 @@ func (s *HTTPServer) Shutdown(ctx context.Context) error {
 // connLimiter caps the open connections of one server. A connection is
 // evictable while it is not serving a request (net/http's StateNew or
 // StateIdle). At the cap, a newly accepted connection closes the
-// connection evictable the longest: first among the keep-alive connections
-// idle after a request, and only when there is none among those not yet
-// read from. An idle client loses a connection it can reopen, while a
-// probe arriving during a flood of idle connections is still served even
-// when the server has not read its request before more connections arrive
-// (on a loaded machine it is then older than they are). With every
-// connection active the new one waits until one finishes or closes.
+// keep-alive connection idle the longest after a request; when there is
+// none, the connection silent the longest since it was accepted, but only
+// once it has been silent for unreadGrace (a client that connects sends its
+// request at once: one still unread after that is holding a slot, while a
+// younger one is merely waiting for a loaded server to read it, like a
+// probe that arrived just before a flood). Otherwise, and while every
+// connection is serving a request, the new one waits.
 type connLimiter struct {
 	max    int
 	mu     sync.Mutex
@@ -84,18 +84,20 @@ func newConnLimiter(max int) *connLimiter {
 func (l *connLimiter) admit(c *limitConn) bool {
 	l.mu.Lock()
 	for !l.closed && len(l.conns) >= l.max {
-		var oldest *limitConn
-		for o := range l.conns {
-			if !o.evictable {
-				continue
-			}
-			if oldest == nil || (o.served && !oldest.served) ||
-				(o.served == oldest.served && o.since.Before(oldest.since)) {
-				oldest = o
-			}
-		}
+		oldest, wake := l.victimLocked(time.Now())
 		if oldest == nil {
-			l.cond.Wait()
+			if wake > 0 {
+				// A silent connection becomes evictable then.
+				t := time.AfterFunc(wake, func() {
+					l.mu.Lock()
+					l.cond.Broadcast()
+					l.mu.Unlock()
+				})
+				l.cond.Wait()
+				t.Stop()
+			} else {
+				l.cond.Wait()
+			}
 			continue
 		}
 		// Closing it here keeps the count exact; its server goroutine sees
@@ -114,6 +116,38 @@ func (l *connLimiter) admit(c *limitConn) bool {
 	l.conns[c] = struct{}{}
 	l.mu.Unlock()
 	return true
+}
+
+// unreadGrace is how long a connection may stay silent after it was
+// accepted before it can be closed to make room.
+const unreadGrace = 500 * time.Millisecond
+
+// victimLocked picks the connection to close at the cap (nil if none may be
+// closed now) and, if a silent connection becomes evictable later, when.
+func (l *connLimiter) victimLocked(now time.Time) (*limitConn, time.Duration) {
+	var idle, silent *limitConn
+	var wake time.Duration
+	for o := range l.conns {
+		switch {
+		case !o.evictable:
+		case o.served:
+			if idle == nil || o.since.Before(idle.since) {
+				idle = o
+			}
+		case now.Sub(o.since) < unreadGrace:
+			if w := unreadGrace - now.Sub(o.since); wake == 0 || w < wake {
+				wake = w
+			}
+		default:
+			if silent == nil || o.since.Before(silent.since) {
+				silent = o
+			}
+		}
+	}
+	if idle != nil {
+		return idle, 0
+	}
+	return silent, wake
 }
 
 // state follows net/http's view of each connection.

@@ -167,3 +167,32 @@ func TestAtTheConnectionCapAnIdleKeepAliveMakesRoomBeforeAnUnreadConnection(t *t
 		resp.Body.Close()
 	}
 }
+
+// Connections that never send a request hold their slots only for a
+// moment: at the cap, one silent past the grace period makes room.
+func TestAtTheConnectionCapASilentConnectionMakesRoomAfterAMoment(t *testing.T) {
+	addr := serveLimited(t, 2, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	var silent []net.Conn
+	for i := 0; i < 2; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		silent = append(silent, c)
+		time.Sleep(20 * time.Millisecond)
+	}
+	start := time.Now()
+	resp, err := fresh().Get("http://" + addr + "/")
+	if err != nil {
+		t.Fatalf("a new connection beside two silent ones: %v", err)
+	}
+	resp.Body.Close()
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("served after %s: the silent connections held their slots", d)
+	}
+	silent[0].SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := silent[0].Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("the oldest silent connection was not closed: %v", err)
+	}
+}
