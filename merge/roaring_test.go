@@ -5,28 +5,22 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"github.com/compactd/compactd/internal/jroaring"
 	"github.com/compactd/compactd/table"
 )
 
-func roaringValues(bm roaring32) []uint32 {
+func roaringValues(bm *jroaring.Bitmap) []uint32 {
 	var out []uint32
-	for i, k := range bm.keys {
-		c := bm.conts[i]
-		if c.bitmap == nil {
-			for _, v := range c.array {
-				out = append(out, uint32(k)<<16|uint32(v))
-			}
-			continue
-		}
-		for w, word := range c.bitmap {
-			for b := 0; b < 64; b++ {
-				if word&(1<<b) != 0 {
-					out = append(out, uint32(k)<<16|uint32(w*64+b))
-				}
-			}
-		}
-	}
+	bm.Iterate(func(v uint32) bool { out = append(out, v); return true })
 	return out
+}
+
+func roaringOf(vals ...uint32) *jroaring.Bitmap {
+	bm := jroaring.New()
+	for _, v := range vals {
+		bm.Add(v)
+	}
+	return bm
 }
 
 func le(vals ...any) []byte {
@@ -59,7 +53,7 @@ func TestRoaringPortableFormat(t *testing.T) {
 	if got := roaringValues(bm); len(got) != 3 || got[0] != 1 || got[1] != 5 || got[2] != 70000 {
 		t.Fatalf("decoded %v, want [1 5 70000]", got)
 	}
-	if enc := encodeRoaring32(bm); !bytes.Equal(enc, javaBitmapOf1_5_70000) {
+	if enc := bm.AppendTo(nil); !bytes.Equal(enc, javaBitmapOf1_5_70000) {
 		t.Fatalf("re-encoded\n%v\nwant Java's bytes\n%v", enc, javaBitmapOf1_5_70000)
 	}
 
@@ -83,26 +77,38 @@ func TestRoaringPortableFormat(t *testing.T) {
 }
 
 func TestRoaringUnionSwitchesToBitmapAboveArrayLimit(t *testing.T) {
-	var even, odd roaring32
-	ev, od := &rcontainer{}, &rcontainer{}
-	for i := 0; i < 3000; i++ {
-		ev.array = append(ev.array, uint16(2*i))
-		od.array = append(od.array, uint16(2*i+1))
+	// Two containers of 3000 values each whose union has 6000 values in
+	// 3000 runs: too many runs for a run container (Java runOptimizes
+	// before serializing), too many values for an array.
+	even, odd := jroaring.New(), roaringOf(9<<16|3)
+	for i := uint32(0); i < 3000; i++ {
+		even.Add(7<<16 | 3*i)
+		odd.Add(7<<16 | 3*i + 1)
 	}
-	even.keys, even.conts = []uint16{7}, []*rcontainer{ev}
-	odd.keys, odd.conts = []uint16{7, 9}, []*rcontainer{od, {array: []uint16{3}}}
-	u := unionRoaring32(even, odd)
-	enc := encodeRoaring32(u)
+	even.Or(odd)
+	enc := even.AppendTo(nil)
 	back, err := decodeRoaring32(enc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	vals := roaringValues(back)
-	if len(vals) != 6001 || vals[0] != 7<<16 || vals[5999] != 7<<16|5999 || vals[6000] != 9<<16|3 {
+	if len(vals) != 6001 || vals[0] != 7<<16 || vals[5999] != 7<<16|(3*2999+1) || vals[6000] != 9<<16|3 {
 		t.Fatalf("union has %d values (first %d, last %d), want 6001", len(vals), vals[0], vals[len(vals)-1])
 	}
-	if back.conts[0].bitmap == nil {
-		t.Fatal("a container of 6000 values was not written as a bitmap container")
+	// The first container is a bitmap container: no run cookie, and its
+	// 8192 bytes follow the header (8 + 4 + 4 bytes per container).
+	if cookie := binary.LittleEndian.Uint32(enc); cookie != 12346 || len(enc) != 8+8*2+8192+2 {
+		t.Fatalf("a container of 6000 values in 3000 runs was not written as a bitmap container (cookie %d, %d bytes)", cookie, len(enc))
+	}
+
+	// The same number of values in one run is one run container, as Java
+	// writes it after runOptimize.
+	run := jroaring.New()
+	for i := uint32(0); i < 6000; i++ {
+		run.Add(7<<16 | i)
+	}
+	if enc := run.AppendTo(nil); !bytes.Equal(enc, le(uint32(12347), byte(1), uint16(7), uint16(5999), uint16(1), uint16(0), uint16(5999))) {
+		t.Fatalf("6000 consecutive values written as %x, want one run container", enc)
 	}
 }
 

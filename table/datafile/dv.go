@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"math/bits"
-	"slices"
 	"sort"
 
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/internal/jroaring"
 )
 
 // Deletion vectors mark deleted row positions of one data file. They are
@@ -24,13 +23,9 @@ import (
 // positions) and a portable RoaringBitmap of the low 32 bits.
 
 const (
-	dvIndexVersion           = 1
-	dv32Magic                = 1581511376
-	dv64Magic                = 1681511377
-	roaringCookie            = 12346 // no run containers
-	roaringRunCookie         = 12347
-	roaringNoOffsetThreshold = 4
-	arrayMaxCard             = 4096
+	dvIndexVersion = 1
+	dv32Magic      = 1581511376
+	dv64Magic      = 1681511377
 )
 
 // DeletionVector is the set of deleted row positions of one data file.
@@ -38,114 +33,10 @@ const (
 type DeletionVector struct {
 	// Bitmap64 selects the 64-bit serialization on write.
 	Bitmap64 bool
-	// highs[k] holds the positions whose high 32 bits are k.
-	highs []bitmap32
-}
-
-type bitmap32 struct {
-	keys  []uint16 // sorted high 16 bits of the low 32 bits
-	conts []*container
-}
-
-// container holds the low 16 bits of positions sharing a key in one of
-// Roaring's three forms.
-type container struct {
-	array  []uint16 // sorted, when bitmap and runs are nil
-	bitmap []uint64 // 1024 words
-	runs   []uint16 // start, length-1 pairs
-}
-
-func (c *container) contains(v uint16) bool {
-	switch {
-	case c.bitmap != nil:
-		return c.bitmap[v>>6]&(1<<(v&63)) != 0
-	case c.runs != nil:
-		// runs are sorted by start
-		i := sort.Search(len(c.runs)/2, func(i int) bool { return c.runs[2*i] > v }) - 1
-		return i >= 0 && uint32(v) <= uint32(c.runs[2*i])+uint32(c.runs[2*i+1])
-	}
-	_, ok := slices.BinarySearch(c.array, v)
-	return ok
-}
-
-func (c *container) card() int {
-	switch {
-	case c.bitmap != nil:
-		n := 0
-		for _, w := range c.bitmap {
-			n += bits.OnesCount64(w)
-		}
-		return n
-	case c.runs != nil:
-		n := 0
-		for i := 0; i < len(c.runs); i += 2 {
-			n += int(c.runs[i+1]) + 1
-		}
-		return n
-	}
-	return len(c.array)
-}
-
-func (c *container) add(v uint16) {
-	if c.runs != nil {
-		c.toBitmap()
-	}
-	if c.bitmap != nil {
-		c.bitmap[v>>6] |= 1 << (v & 63)
-		return
-	}
-	i, ok := slices.BinarySearch(c.array, v)
-	if ok {
-		return
-	}
-	c.array = slices.Insert(c.array, i, v)
-	if len(c.array) > arrayMaxCard {
-		c.toBitmap()
-	}
-}
-
-func (c *container) toBitmap() {
-	b := make([]uint64, 1024)
-	c.each(func(v uint16) { b[v>>6] |= 1 << (v & 63) })
-	c.bitmap, c.array, c.runs = b, nil, nil
-}
-
-func (c *container) each(f func(uint16)) {
-	switch {
-	case c.bitmap != nil:
-		for i, w := range c.bitmap {
-			for w != 0 {
-				t := bits.TrailingZeros64(w)
-				f(uint16(i*64 + t))
-				w &= w - 1
-			}
-		}
-	case c.runs != nil:
-		for i := 0; i < len(c.runs); i += 2 {
-			for v := uint32(c.runs[i]); v <= uint32(c.runs[i])+uint32(c.runs[i+1]); v++ {
-				f(uint16(v))
-			}
-		}
-	default:
-		for _, v := range c.array {
-			f(v)
-		}
-	}
-}
-
-func (b *bitmap32) contains(v uint32) bool {
-	i, ok := slices.BinarySearch(b.keys, uint16(v>>16))
-	return ok && b.conts[i].contains(uint16(v))
-}
-
-func (b *bitmap32) add(v uint32) {
-	k := uint16(v >> 16)
-	i, ok := slices.BinarySearch(b.keys, k)
-	if !ok {
-		b.keys = slices.Insert(b.keys, i, k)
-		b.conts = slices.Insert(b.conts, i, &container{})
-	}
-	b.conts[i].add(uint16(v))
+	// highs[k] holds the positions whose high 32 bits are k; nil is empty.
+	// As in Java's OptimizedRoaringBitmap64 every key below the highest
+	// has an entry, so the 64-bit form writes one bitmap per key.
+	highs []*jroaring.Bitmap
 }
 
 // IsDeleted reports whether the row at position pos is deleted.
@@ -154,10 +45,10 @@ func (dv *DeletionVector) IsDeleted(pos int64) bool {
 		return false
 	}
 	hi := uint64(pos) >> 32
-	if hi >= uint64(len(dv.highs)) {
+	if hi >= uint64(len(dv.highs)) || dv.highs[hi] == nil {
 		return false
 	}
-	return dv.highs[hi].contains(uint32(pos))
+	return dv.highs[hi].Contains(uint32(pos))
 }
 
 // Delete marks position pos deleted.
@@ -167,9 +58,12 @@ func (dv *DeletionVector) Delete(pos int64) {
 	}
 	hi := int(uint64(pos) >> 32)
 	for len(dv.highs) <= hi {
-		dv.highs = append(dv.highs, bitmap32{})
+		dv.highs = append(dv.highs, nil)
 	}
-	dv.highs[hi].add(uint32(pos))
+	if dv.highs[hi] == nil {
+		dv.highs[hi] = jroaring.New()
+	}
+	dv.highs[hi].Add(uint32(pos))
 }
 
 // Cardinality is the number of deleted positions.
@@ -179,8 +73,8 @@ func (dv *DeletionVector) Cardinality() int64 {
 	}
 	var n int64
 	for _, b := range dv.highs {
-		for _, c := range b.conts {
-			n += int64(c.card())
+		if b != nil {
+			n += int64(b.Cardinality())
 		}
 	}
 	return n
@@ -190,135 +84,25 @@ func (dv *DeletionVector) Cardinality() int64 {
 func (dv *DeletionVector) Positions() []int64 {
 	var out []int64
 	for hi, b := range dv.highs {
-		for i, c := range b.conts {
-			base := int64(hi)<<32 | int64(b.keys[i])<<16
-			c.each(func(v uint16) { out = append(out, base|int64(v)) })
+		if b == nil {
+			continue
 		}
+		b.Iterate(func(v uint32) bool {
+			out = append(out, int64(hi)<<32|int64(v))
+			return true
+		})
 	}
 	return out
 }
 
 var errDVCorrupt = errors.New("corrupt deletion vector")
 
-// decodeRoaring parses one portable RoaringBitmap from b and returns the
-// bytes consumed.
-func decodeRoaring(b []byte) (bitmap32, int, error) {
-	var bm bitmap32
-	if len(b) < 4 {
-		return bm, 0, errDVCorrupt
+// appendBitmap appends b (nil: empty) as Java serializes it.
+func appendBitmap(out []byte, b *jroaring.Bitmap) []byte {
+	if b == nil {
+		b = jroaring.New()
 	}
-	cookie := binary.LittleEndian.Uint32(b)
-	p := 4
-	var n int
-	var runFlags []byte
-	hasRuns := false
-	switch {
-	case cookie&0xffff == roaringRunCookie:
-		hasRuns = true
-		n = int(cookie>>16) + 1
-		fl := (n + 7) / 8
-		if len(b) < p+fl {
-			return bm, 0, errDVCorrupt
-		}
-		runFlags = b[p : p+fl]
-		p += fl
-	case cookie == roaringCookie:
-		if len(b) < 8 {
-			return bm, 0, errDVCorrupt
-		}
-		n = int(binary.LittleEndian.Uint32(b[4:]))
-		p = 8
-	default:
-		return bm, 0, fmt.Errorf("%w: roaring cookie %d", errDVCorrupt, cookie)
-	}
-	if n < 0 || n > 1<<16 || len(b) < p+4*n {
-		return bm, 0, errDVCorrupt
-	}
-	cards := make([]int, n)
-	bm.keys = make([]uint16, n)
-	for i := range n {
-		bm.keys[i] = binary.LittleEndian.Uint16(b[p:])
-		cards[i] = int(binary.LittleEndian.Uint16(b[p+2:])) + 1
-		p += 4
-	}
-	if !hasRuns || n >= roaringNoOffsetThreshold {
-		p += 4 * n // offsets: containers follow in order anyway
-	}
-	bm.conts = make([]*container, n)
-	for i := range n {
-		c := &container{}
-		switch {
-		case hasRuns && runFlags[i/8]&(1<<(i%8)) != 0:
-			if len(b) < p+2 {
-				return bm, 0, errDVCorrupt
-			}
-			nr := int(binary.LittleEndian.Uint16(b[p:]))
-			p += 2
-			if len(b) < p+4*nr {
-				return bm, 0, errDVCorrupt
-			}
-			c.runs = make([]uint16, 2*nr)
-			for j := range c.runs {
-				c.runs[j] = binary.LittleEndian.Uint16(b[p+2*j:])
-			}
-			p += 4 * nr
-		case cards[i] > arrayMaxCard:
-			if len(b) < p+8192 {
-				return bm, 0, errDVCorrupt
-			}
-			c.bitmap = make([]uint64, 1024)
-			for j := range c.bitmap {
-				c.bitmap[j] = binary.LittleEndian.Uint64(b[p+8*j:])
-			}
-			p += 8192
-		default:
-			if len(b) < p+2*cards[i] {
-				return bm, 0, errDVCorrupt
-			}
-			c.array = make([]uint16, cards[i])
-			for j := range c.array {
-				c.array[j] = binary.LittleEndian.Uint16(b[p+2*j:])
-			}
-			p += 2 * cards[i]
-		}
-		bm.conts[i] = c
-	}
-	return bm, p, nil
-}
-
-// encodeRoaring appends the portable serialization (without run
-// containers, which Java reads as well) of bm.
-func encodeRoaring(out []byte, bm bitmap32) []byte {
-	base := len(out) // offsets count from the start of this bitmap
-	n := len(bm.keys)
-	out = binary.LittleEndian.AppendUint32(out, roaringCookie)
-	out = binary.LittleEndian.AppendUint32(out, uint32(n))
-	for i, k := range bm.keys {
-		out = binary.LittleEndian.AppendUint16(out, k)
-		out = binary.LittleEndian.AppendUint16(out, uint16(bm.conts[i].card()-1))
-	}
-	offset := len(out) - base + 4*n
-	for _, c := range bm.conts {
-		out = binary.LittleEndian.AppendUint32(out, uint32(offset))
-		if c.card() > arrayMaxCard {
-			offset += 8192
-		} else {
-			offset += 2 * c.card()
-		}
-	}
-	for _, c := range bm.conts {
-		if c.card() > arrayMaxCard {
-			if c.bitmap == nil {
-				c.toBitmap()
-			}
-			for _, w := range c.bitmap {
-				out = binary.LittleEndian.AppendUint64(out, w)
-			}
-		} else {
-			c.each(func(v uint16) { out = binary.LittleEndian.AppendUint16(out, v) })
-		}
-	}
-	return out
+	return b.AppendTo(out)
 }
 
 // DecodeDeletionVector parses one serialized vector as stored in an index
@@ -339,14 +123,14 @@ func DecodeDeletionVector(b []byte) (*DeletionVector, int, error) {
 	dv := &DeletionVector{}
 	switch {
 	case binary.BigEndian.Uint32(payload) == dv32Magic:
-		bm, used, err := decodeRoaring(payload[4:])
+		bm, used, err := jroaring.Decode(payload[4:])
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, fmt.Errorf("%w: %w", errDVCorrupt, err)
 		}
 		if 4+used != size {
 			return nil, 0, fmt.Errorf("%w: %d trailing bytes", errDVCorrupt, size-4-used)
 		}
-		dv.highs = []bitmap32{bm}
+		dv.highs = []*jroaring.Bitmap{bm}
 	case binary.LittleEndian.Uint32(payload) == dv64Magic:
 		dv.Bitmap64 = true
 		p := payload[4:]
@@ -364,12 +148,12 @@ func DecodeDeletionVector(b []byte) (*DeletionVector, int, error) {
 			if key <= last {
 				return nil, 0, fmt.Errorf("%w: bitmap keys out of order", errDVCorrupt)
 			}
-			bm, used, err := decodeRoaring(p[4:])
+			bm, used, err := jroaring.Decode(p[4:])
 			if err != nil {
-				return nil, 0, err
+				return nil, 0, fmt.Errorf("%w: %w", errDVCorrupt, err)
 			}
 			for len(dv.highs) < key {
-				dv.highs = append(dv.highs, bitmap32{})
+				dv.highs = append(dv.highs, nil)
 			}
 			dv.highs = append(dv.highs, bm)
 			last = key
@@ -388,28 +172,22 @@ func DecodeDeletionVector(b []byte) (*DeletionVector, int, error) {
 func (dv *DeletionVector) Encode(out []byte) []byte {
 	var payload []byte
 	if dv.Bitmap64 {
+		// Java's layout, kept by hand: roaring64's portable form drops empty
+		// buckets on read and omits them on write, Java writes one per key
+		// below the highest.
 		payload = binary.LittleEndian.AppendUint32(payload, dv64Magic)
-		var n uint64
-		for _, b := range dv.highs {
-			if len(b.keys) > 0 {
-				n++
-			}
-		}
-		payload = binary.LittleEndian.AppendUint64(payload, n)
+		payload = binary.LittleEndian.AppendUint64(payload, uint64(len(dv.highs)))
 		for k, b := range dv.highs {
-			if len(b.keys) == 0 {
-				continue
-			}
 			payload = binary.LittleEndian.AppendUint32(payload, uint32(k))
-			payload = encodeRoaring(payload, b)
+			payload = appendBitmap(payload, b)
 		}
 	} else {
 		payload = binary.BigEndian.AppendUint32(payload, dv32Magic)
-		var b bitmap32
+		var b *jroaring.Bitmap
 		if len(dv.highs) > 0 {
 			b = dv.highs[0]
 		}
-		payload = encodeRoaring(payload, b)
+		payload = appendBitmap(payload, b)
 	}
 	out = binary.BigEndian.AppendUint32(out, uint32(len(payload)))
 	out = append(out, payload...)
