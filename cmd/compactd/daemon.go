@@ -18,10 +18,6 @@ import (
 	"github.com/compactd/compactd/sched"
 )
 
-func init() {
-	extraCommands = append(extraCommands, newDaemonCmd)
-}
-
 func newDaemonCmd() *cobra.Command {
 	var configFile, listen string
 	cmd := &cobra.Command{
