@@ -3,7 +3,6 @@ package fileio
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -11,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
+
+	"github.com/compactd/compactd/internal/backoff"
 )
 
 // Retry policy for the S3 store.
@@ -51,15 +52,15 @@ func newRetryer(maxAttempts int) aws.Retryer {
 	})
 }
 
-// backoff returns the delay before retry number attempt (0-based): full
-// jitter over an exponentially growing window, so that racing clients spread
-// out instead of retrying in lockstep.
-func backoff(attempt int) time.Duration {
-	window := baseBackoff << min(attempt, 16)
-	if window > maxBackoff || window <= 0 {
-		window = maxBackoff
-	}
-	return time.Duration(rand.Int64N(int64(window))) + time.Millisecond
+// ownRetry is the backoff of the retries fileio does itself (see above):
+// full jitter over a window doubling from baseBackoff up to maxBackoff, so
+// that racing clients spread out instead of retrying in lockstep.
+var ownRetry = backoff.Policy{Base: baseBackoff, Max: maxBackoff, Below: 1}
+
+// retryDelay returns the delay before retry number attempt (0-based): 1 ms
+// plus ownRetry's delay, so never 0 and at most maxBackoff + 1 ms.
+func retryDelay(attempt int) time.Duration {
+	return ownRetry.Delay(attempt) + time.Millisecond
 }
 
 // sleepCtx waits for d or until ctx is done.

@@ -435,7 +435,7 @@ func (s *S3) getRange(ctx context.Context, bucket, key, path string, off int64, 
 			return fmt.Errorf("read %s at %d: %w", path, off, lastErr)
 		}
 		if attempt > 0 {
-			if err := sleepCtx(ctx, backoff(attempt-1)); err != nil {
+			if err := sleepCtx(ctx, retryDelay(attempt-1)); err != nil {
 				return fmt.Errorf("read %s at %d: %w (after %v)", path, off, err, lastErr)
 			}
 		}
@@ -721,7 +721,7 @@ func (s *S3) putIfAbsent(ctx context.Context, bucket, key, path string, data []b
 	var lastErr error
 	for attempt := 0; attempt < s.cfg.MaxAttempts; attempt++ {
 		if attempt > 0 {
-			if err := sleepCtx(ctx, backoff(attempt-1)); err != nil {
+			if err := sleepCtx(ctx, retryDelay(attempt-1)); err != nil {
 				return fmt.Errorf("write %s: %w (last error: %v)", path, err, lastErr)
 			}
 		}

@@ -482,20 +482,6 @@ func (p *PythonOracle) Batch(ctx context.Context, reqs []BatchRequest) ([]BatchR
 	return splitBatch(stdout.Bytes(), reqs, "pypaimon")
 }
 
-// Version is the installed pypaimon version.
-func (p *PythonOracle) Version() string {
-	p.tb.Helper()
-	out, err := p.Run(context.Background(), "version")
-	if err != nil {
-		p.tb.Fatalf("interop: %v", err)
-	}
-	var v struct{ Pypaimon string }
-	if err := json.Unmarshal(out, &v); err != nil {
-		p.tb.Fatalf("interop: version %q: %v", out, err)
-	}
-	return v.Pypaimon
-}
-
 // ErrUnsupported is wrapped by PythonOracle.ReadErr when pypaimon refuses the table's
 // configuration (NotImplementedError), e.g. partial-update with sequence groups.
 var ErrUnsupported = errors.New("pypaimon does not support this table configuration")

@@ -20,22 +20,17 @@ type Unit struct {
 	keepLastFull bool // 1.3 total-size trigger: the interval is not restarted
 }
 
-// Pick is Paimon's universal compaction pick (UniversalCompaction.pick,
+// PickAt is Paimon's universal compaction pick (UniversalCompaction.pick,
 // wrapped by ForceUpLevel0Compaction when opts.NeedLookup() or
-// opts.ForceUpLevel0) for a planner without a clock: off-peak hours never
-// apply and the time of the last full compaction is estimated from the
-// max-level files. Use PickAt to supply the time and the bucket state.
+// opts.ForceUpLevel0) at time now with the bucket's remembered state.
+// With early full compaction configured (2.0 and head behaviours), a state
+// without a last full compaction takes its time from the max-level files,
+// as Java estimates it.
 //
-// runs must be in Levels order (see BuildLevels). Nil means nothing to do.
-func Pick(numLevels int, runs []LevelRun, opts Options) *Unit {
-	u, _ := PickAt(numLevels, runs, opts, time.Time{}, BucketState{})
-	return u
-}
-
-// PickAt is Pick at time now with the bucket's remembered state. It returns
-// the unit (nil if none) and the bucket's new state: picking may record a
-// full compaction or advance the gentle lookup counter, exactly where Java
-// mutates EarlyFullCompaction and ForceUpLevel0Compaction.
+// runs must be in Levels order (see BuildLevels). It returns the unit (nil
+// if none) and the bucket's new state: picking may record a full compaction
+// or advance the gentle lookup counter, exactly where Java mutates
+// EarlyFullCompaction and ForceUpLevel0Compaction.
 func PickAt(numLevels int, runs []LevelRun, opts Options, now time.Time, st BucketState) (*Unit, BucketState) {
 	p := picker{opts: &opts, numLevels: numLevels, runs: runs, now: now, st: st}
 	if p.st.LastFullCompaction.IsZero() && opts.earlyFullConfigured() &&

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/compactd/compactd/policy"
@@ -93,13 +92,10 @@ func (s *Scheduler) Status() Status {
 	return st
 }
 
-// Registry is the daemon's Prometheus registry.
-func (s *Scheduler) Registry() *prometheus.Registry { return s.m.reg }
-
 // Handler serves /metrics, /healthz and /status.
 func (s *Scheduler) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.opts.Gatherer, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		stopping := s.stopping

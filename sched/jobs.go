@@ -9,6 +9,7 @@ import (
 
 	"github.com/compactd/compactd/compact"
 	"github.com/compactd/compactd/expire"
+	"github.com/compactd/compactd/internal/backoff"
 	"github.com/compactd/compactd/maint"
 	"github.com/compactd/compactd/orphan"
 	"github.com/compactd/compactd/planner"
@@ -284,10 +285,12 @@ func (s *Scheduler) finish(ctx context.Context, t *tableState, k policy.Kind, j 
 			log.Error("table halted: it is left alone until `compactd resume`", "class", class.String(), "err", err)
 		} else {
 			rec.Outcome = "failed"
-			backoff := retry.Initial.D() << min(t.failures[k]-1, 20)
-			backoff = min(backoff, retry.Max.D())
-			t.next[k] = end.Add(backoff)
-			log.Warn("job failed: retrying", "class", class.String(), "attempt", t.failures[k], "backoff", backoff, "err", err)
+			// retry.Initial doubled per consecutive failure up to
+			// retry.Max, without jitter: jobs of different tables fail at
+			// different times anyway, and /status shows the exact next try.
+			wait := backoff.Policy{Base: retry.Initial.D(), Max: retry.Max.D()}.Delay(t.failures[k] - 1)
+			t.next[k] = end.Add(wait)
+			log.Warn("job failed: retrying", "class", class.String(), "attempt", t.failures[k], "backoff", wait, "err", err)
 		}
 	}
 	s.m.jobs.WithLabelValues(t.wh.path, t.name, string(k), rec.Outcome).Inc()

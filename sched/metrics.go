@@ -1,15 +1,18 @@
 package sched
 
 import (
+	"fmt"
+
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 )
 
-// metrics are the daemon's Prometheus metrics, on a registry of its own
-// (several schedulers may live in one test process).
+// metrics are the scheduler's Prometheus metrics, registered on the
+// registerer the scheduler is given (Options.Registerer), so that several
+// schedulers may live in one process on registries of their own. The
+// process-wide collectors (Go runtime, process) are not the scheduler's:
+// the daemon command registers them beside it.
 type metrics struct {
-	reg *prometheus.Registry
-
 	sortedRunsMax, sortedRunsSum   *prometheus.GaugeVec
 	level0Max, level0Sum           *prometheus.GaugeVec
 	pendingBytes, runsOverTrigger  *prometheus.GaugeVec
@@ -24,44 +27,59 @@ type metrics struct {
 var tableLabels = []string{"warehouse", "table"}
 var jobLabels = []string{"warehouse", "table", "job"}
 
-func newMetrics() *metrics {
-	m := &metrics{reg: prometheus.NewRegistry()}
+// newMetrics creates the metrics on reg. A metric reg already holds (a
+// second scheduler on the same registry) is an error, not a panic.
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	safe := &collectErrors{Registerer: reg}
+	f := promauto.With(safe)
 	g := func(name, help string, labels ...string) *prometheus.GaugeVec {
-		v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "compactd", Name: name, Help: help}, labels)
-		m.reg.MustRegister(v)
-		return v
+		return f.NewGaugeVec(prometheus.GaugeOpts{Namespace: "compactd", Name: name, Help: help}, labels)
 	}
 	c := func(name, help string, labels ...string) *prometheus.CounterVec {
-		v := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "compactd", Name: name, Help: help}, labels)
-		m.reg.MustRegister(v)
-		return v
+		return f.NewCounterVec(prometheus.CounterOpts{Namespace: "compactd", Name: name, Help: help}, labels)
 	}
-	m.sortedRunsMax = g("table_sorted_runs_max", "Most sorted runs in one bucket (level-0 files count one each).", tableLabels...)
-	m.sortedRunsSum = g("table_sorted_runs_sum", "Sorted runs summed over buckets.", tableLabels...)
-	m.level0Max = g("table_level0_files_max", "Most level-0 files in one bucket.", tableLabels...)
-	m.level0Sum = g("table_level0_files_sum", "Level-0 files summed over buckets.", tableLabels...)
-	m.pendingBytes = g("table_pending_compaction_bytes", "Bytes the planner would still rewrite under the normal triggers.", tableLabels...)
-	m.runsOverTrigger = g("table_sorted_runs_over_trigger", "Sorted runs above num-sorted-run.compaction-trigger, summed over buckets.", tableLabels...)
-	m.snapshots = g("table_snapshots_retained", "Snapshots in the snapshot directory.", tableLabels...)
-	m.halted = g("table_halted", "1 if the table is halted after a permanent error (see /status for the reason).", tableLabels...)
-	m.lastSuccess = g("table_last_success_timestamp_seconds", "Unix time of the last successful job of each kind.", jobLabels...)
-	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "compactd", Name: "job_duration_seconds",
-		Help: "Job durations.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 10)}, jobLabels)
-	m.reg.MustRegister(m.duration)
-	m.jobs = c("jobs_total", "Jobs finished, by outcome (success, failed, halted, cancelled).", append(jobLabels, "outcome")...)
-	m.failures = c("job_failures_total", "Failed jobs by error class.", append(jobLabels, "class")...)
-	m.rows = c("job_rows_total", "Rows read (in) and written (out) by compaction.", append(jobLabels, "direction")...)
-	m.bytes = c("job_bytes_total", "Bytes read (in) and written (out) by compaction.", append(jobLabels, "direction")...)
-	m.filesDeleted = c("job_files_deleted_total", "Files deleted by expiration and orphan cleanup.", jobLabels...)
 	gauge := func(name, help string) prometheus.Gauge {
-		v := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "compactd", Name: name, Help: help})
-		m.reg.MustRegister(v)
-		return v
+		return f.NewGauge(prometheus.GaugeOpts{Namespace: "compactd", Name: name, Help: help})
 	}
-	m.queue = gauge("queue_length", "Due jobs waiting for a worker.")
-	m.busy = gauge("workers_busy", "Workers running a job.")
-	m.workers = gauge("workers", "Worker pool size.")
-	m.tabs = gauge("tables", "Tables watched.")
-	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return m
+	m := &metrics{
+		sortedRunsMax:   g("table_sorted_runs_max", "Most sorted runs in one bucket (level-0 files count one each).", tableLabels...),
+		sortedRunsSum:   g("table_sorted_runs_sum", "Sorted runs summed over buckets.", tableLabels...),
+		level0Max:       g("table_level0_files_max", "Most level-0 files in one bucket.", tableLabels...),
+		level0Sum:       g("table_level0_files_sum", "Level-0 files summed over buckets.", tableLabels...),
+		pendingBytes:    g("table_pending_compaction_bytes", "Bytes the planner would still rewrite under the normal triggers.", tableLabels...),
+		runsOverTrigger: g("table_sorted_runs_over_trigger", "Sorted runs above num-sorted-run.compaction-trigger, summed over buckets.", tableLabels...),
+		snapshots:       g("table_snapshots_retained", "Snapshots in the snapshot directory.", tableLabels...),
+		halted:          g("table_halted", "1 if the table is halted after a permanent error (see /status for the reason).", tableLabels...),
+		lastSuccess:     g("table_last_success_timestamp_seconds", "Unix time of the last successful job of each kind.", jobLabels...),
+		duration: f.NewHistogramVec(prometheus.HistogramOpts{Namespace: "compactd", Name: "job_duration_seconds",
+			Help: "Job durations.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 10)}, jobLabels),
+		jobs:         c("jobs_total", "Jobs finished, by outcome (success, failed, halted, cancelled).", append(jobLabels, "outcome")...),
+		failures:     c("job_failures_total", "Failed jobs by error class.", append(jobLabels, "class")...),
+		rows:         c("job_rows_total", "Rows read (in) and written (out) by compaction.", append(jobLabels, "direction")...),
+		bytes:        c("job_bytes_total", "Bytes read (in) and written (out) by compaction.", append(jobLabels, "direction")...),
+		filesDeleted: c("job_files_deleted_total", "Files deleted by expiration and orphan cleanup.", jobLabels...),
+		queue:        gauge("queue_length", "Due jobs waiting for a worker."),
+		busy:         gauge("workers_busy", "Workers running a job."),
+		workers:      gauge("workers", "Worker pool size."),
+		tabs:         gauge("tables", "Tables watched."),
+	}
+	if safe.err != nil {
+		return nil, fmt.Errorf("sched: register metrics: %w", safe.err)
+	}
+	return m, nil
+}
+
+// collectErrors turns promauto's MustRegister into Register, keeping the
+// first error, so a registry conflict comes back from New as an error.
+type collectErrors struct {
+	prometheus.Registerer
+	err error
+}
+
+func (r *collectErrors) MustRegister(cs ...prometheus.Collector) {
+	for _, c := range cs {
+		if err := r.Register(c); err != nil && r.err == nil {
+			r.err = err
+		}
+	}
 }

@@ -45,6 +45,13 @@ type Options struct {
 	Now func() time.Time
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
+	// Registerer takes the scheduler's metrics and Gatherer serves them on
+	// /metrics (usually one *prometheus.Registry for both). A nil
+	// Registerer means a fresh registry of the scheduler's own, which is
+	// then also the Gatherer; a nil Gatherer means the Registerer if it is
+	// one.
+	Registerer prometheus.Registerer
+	Gatherer   prometheus.Gatherer
 }
 
 // Scheduler is the daemon. Create it with New, run it with Run.
@@ -177,7 +184,22 @@ func New(cfg *policy.Config, o Options) (*Scheduler, error) {
 	if o.FileIO == nil {
 		o.FileIO = defaultFileIO
 	}
-	s := &Scheduler{opts: o, runner: o.Runner, log: o.Logger, m: newMetrics(), cfg: cfg,
+	if o.Registerer == nil {
+		reg := prometheus.NewRegistry()
+		o.Registerer, o.Gatherer = reg, reg
+	}
+	if o.Gatherer == nil {
+		g, ok := o.Registerer.(prometheus.Gatherer)
+		if !ok {
+			return nil, errors.New("sched: Options.Registerer is not a Gatherer: set Options.Gatherer to serve /metrics")
+		}
+		o.Gatherer = g
+	}
+	m, err := newMetrics(o.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	s := &Scheduler{opts: o, runner: o.Runner, log: o.Logger, m: m, cfg: cfg,
 		warehouses: map[string]*warehouse{}, tables: map[string]*tableState{},
 		store: &policy.Store{Tables: map[string]map[string]string{}}}
 	return s, nil

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"slices"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/internal/backoff"
 )
 
 // ConflictError says a commit cannot apply on top of the latest snapshot:
@@ -87,6 +87,8 @@ func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, e
 	if maxWait <= 0 {
 		maxWait = 10 * time.Second
 	}
+	// As Java's commit waits: min(minWait·2ⁿ, maxWait) plus up to 20% more.
+	wait := backoff.Policy{Base: minWait, Max: maxWait, Above: 0.2}
 	var uncertainSince int64 = -1
 	// unknown marks an error returned while an earlier attempt may have
 	// published our snapshot, so the caller keeps the files it references.
@@ -165,12 +167,10 @@ func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, e
 		if attempt > maxRetries {
 			return nil, unknown(fmt.Errorf("commit to %s: gave up after %d attempts: %w", t.FullName(), attempt, err))
 		}
-		wait := min(minWait<<min(attempt-1, 20), maxWait)
-		wait += time.Duration(rand.Int64N(int64(wait)/5 + 1))
 		select {
 		case <-ctx.Done():
 			return nil, unknown(fmt.Errorf("commit to %s: %w", t.FullName(), ctx.Err()))
-		case <-time.After(wait):
+		case <-time.After(wait.Delay(attempt - 1)):
 		}
 	}
 }

@@ -3,7 +3,6 @@ package table
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/compactd/compactd/fileio"
 )
@@ -205,10 +204,4 @@ func encodeDataFileMeta(w *avroWriter, m *DataFileMeta, withSeq bool) {
 // the _FILE_SIZE its manifest-list row must carry.
 func WriteManifest(ctx context.Context, fio fileio.FileIO, path string, entries []ManifestEntry, compression string) (int64, error) {
 	return writeMetadataFile(ctx, fio, path, "manifest", func() ([]byte, error) { return EncodeManifest(entries, compression) })
-}
-
-// NowCreationTime returns the _CREATION_TIME value for a file written now.
-func NowCreationTime() *int64 {
-	t := LocalMillis(time.Now())
-	return &t
 }

@@ -208,12 +208,6 @@ func (o *Options) TargetFileSizeFor(hasPrimaryKey bool) int64 {
 	return 256 * mib
 }
 
-// CompactionFileSize is the size below which a file is "small" for
-// compaction: target size × compaction.small-file-ratio.
-func (o *Options) CompactionFileSize(hasPrimaryKey bool) int64 {
-	return int64(float64(o.TargetFileSizeFor(hasPrimaryKey)) * o.CompactionSmallFileRatio)
-}
-
 // MaxLevel is the highest LSM level (num-levels − 1).
 func (o *Options) MaxLevel() int { return o.NumLevels - 1 }
 

@@ -25,7 +25,6 @@ func TestOptionDefaultsMatchJava20(t *testing.T) {
 		{"zstd level", o.FileCompressionZstdLevel, 1},
 		{"target-file-size pk", o.TargetFileSizeFor(true), int64(128 << 20)},
 		{"target-file-size append", o.TargetFileSizeFor(false), int64(256 << 20)},
-		{"compaction file size pk", o.CompactionFileSize(true), int64(93952409)}, // (long)(128 MiB × 0.7),
 		{"compaction trigger", o.NumSortedRunCompactionTrigger, 5},
 		{"stop trigger", o.NumSortedRunStopTrigger, 8},
 		{"num-levels", o.NumLevels, 6},

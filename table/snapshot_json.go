@@ -284,28 +284,3 @@ func fromMarshaled(v any) (jnode, error) {
 	}
 	return parseOrdered(data)
 }
-
-// toAny converts a jnode to plain Go values (for semantic comparisons).
-func (n jnode) toAny() any {
-	switch n.kind {
-	case jNull:
-		return nil
-	case jBool:
-		return n.str == "true"
-	case jNumber:
-		return json.Number(n.str)
-	case jString:
-		return n.str
-	case jArray:
-		out := make([]any, len(n.vals))
-		for i, v := range n.vals {
-			out[i] = v.toAny()
-		}
-		return out
-	}
-	out := make(map[string]any, len(n.keys))
-	for i, k := range n.keys {
-		out[k] = n.vals[i].toAny()
-	}
-	return out
-}

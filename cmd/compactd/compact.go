@@ -15,10 +15,6 @@ import (
 	"github.com/compactd/compactd/planner"
 )
 
-func init() {
-	extraCommands = append(extraCommands, newCompactCmd, newPlanCmd)
-}
-
 type selectFlags struct {
 	partition string
 	bucket    int

@@ -12,15 +12,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
 	"github.com/compactd/compactd/policy"
 	"github.com/compactd/compactd/sched"
 )
-
-func init() {
-	extraCommands = append(extraCommands, newDaemonCmd)
-}
 
 func newDaemonCmd() *cobra.Command {
 	var configFile, listen string
@@ -42,7 +40,11 @@ HTTP: /metrics (Prometheus), /healthz, /status (JSON).`,
 			if listen != "" {
 				cfg.Listen = listen
 			}
-			s, err := sched.New(cfg, sched.Options{})
+			// One registry for the process: the Go runtime and process
+			// collectors here, each component's metrics registered by it.
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+			s, err := sched.New(cfg, sched.Options{Registerer: reg, Gatherer: reg})
 			if err != nil {
 				return err
 			}

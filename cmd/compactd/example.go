@@ -12,10 +12,6 @@ import (
 	"github.com/compactd/compactd/write"
 )
 
-func init() {
-	extraCommands = append(extraCommands, newExampleCmd)
-}
-
 // The example is the multi-stream "wide table" compactd exists for: three
 // streams each own a column group of one partial-update table, commit as
 // separate write-only writers and never compact.

@@ -53,15 +53,24 @@ func newRootCmd() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	root.AddCommand(newInspectCmd(), newScanCmd())
-	for _, add := range extraCommands {
-		root.AddCommand(add())
-	}
+	// Every command of compactd, in one place (help lists them sorted).
+	root.AddCommand(
+		newInspectCmd(),   // inspect.go
+		newScanCmd(),      // scan.go
+		newCompactCmd(),   // compact.go
+		newPlanCmd(),      // compact.go
+		newDaemonCmd(),    // daemon.go
+		newExampleCmd(),   // example.go
+		newExpireCmd(),    // maintain.go
+		newOrphanCmd(),    // maintain.go
+		newPartitionCmd(), // partition.go
+		newPolicyCmd(),    // policy.go
+		newResumeCmd(),    // resume.go
+		newRollbackCmd(),  // rollback.go
+		newTagCmd(),       // tag.go
+	)
 	return root
 }
-
-// extraCommands lets each command file register itself.
-var extraCommands []func() *cobra.Command
 
 func setupLogging(g globalFlags) error {
 	var level slog.Level

@@ -12,10 +12,6 @@ import (
 	"github.com/compactd/compactd/orphan"
 )
 
-func init() {
-	extraCommands = append(extraCommands, newExpireCmd, newOrphanCmd)
-}
-
 func newExpireCmd() *cobra.Command {
 	var dryRun, asJSON bool
 	var retainMin, retainMax, limit int

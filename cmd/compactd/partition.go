@@ -11,10 +11,6 @@ import (
 	"github.com/compactd/compactd/maint"
 )
 
-func init() {
-	extraCommands = append(extraCommands, newPartitionCmd)
-}
-
 func newPartitionCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "partition",

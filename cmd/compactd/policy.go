@@ -15,10 +15,6 @@ import (
 	"github.com/compactd/compactd/table"
 )
 
-func init() {
-	extraCommands = append(extraCommands, newPolicyCmd)
-}
-
 // findTable opens "db.table" in the first configured warehouse that
 // watches and holds it.
 func findTable(ctx context.Context, cfg *policy.Config, name string) (*table.Table, error) {

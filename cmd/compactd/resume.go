@@ -10,10 +10,6 @@ import (
 	"github.com/compactd/compactd/sched"
 )
 
-func init() {
-	extraCommands = append(extraCommands, newResumeCmd)
-}
-
 func newResumeCmd() *cobra.Command {
 	var configFile, warehouse string
 	cmd := &cobra.Command{

@@ -11,10 +11,6 @@ import (
 	"github.com/compactd/compactd/maint"
 )
 
-func init() {
-	extraCommands = append(extraCommands, newRollbackCmd)
-}
-
 func newRollbackCmd() *cobra.Command {
 	var toSnapshot int64
 	var toTag, toTime string

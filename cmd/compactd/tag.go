@@ -13,10 +13,6 @@ import (
 	"github.com/compactd/compactd/table"
 )
 
-func init() {
-	extraCommands = append(extraCommands, newTagCmd)
-}
-
 func newTagCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tag",

@@ -37,7 +37,6 @@ func (c *cursor) skip(leaves []int) {
 
 type assembler interface {
 	read(c *cursor) (any, error)
-	leafCols() []int
 }
 
 type leafAsm struct {
@@ -46,8 +45,6 @@ type leafAsm struct {
 	dec    decodeFunc
 	cols   []int
 }
-
-func (a *leafAsm) leafCols() []int { return a.cols }
 
 func (a *leafAsm) read(c *cursor) (any, error) {
 	v, ok := c.peek(a.col)
@@ -67,8 +64,6 @@ type rowAsm struct {
 	fields   []assembler // nil for a field the file lacks
 	cols     []int
 }
-
-func (a *rowAsm) leafCols() []int { return a.cols }
 
 func (a *rowAsm) read(c *cursor) (any, error) {
 	if a.optional {
@@ -106,8 +101,6 @@ type repAsm struct {
 	isMap    bool
 	cols     []int
 }
-
-func (a *repAsm) leafCols() []int { return a.cols }
 
 func (a *repAsm) read(c *cursor) (any, error) {
 	first := a.cols[0]

@@ -269,24 +269,3 @@ func EncodeDeletionVectorsIndexFile(vectors map[string]*DeletionVector) ([]byte,
 	}
 	return out, ranges
 }
-
-// DecodeDeletionVectorsIndexFile parses a whole index file into its
-// vectors in file order (names are only in the index manifest).
-func DecodeDeletionVectorsIndexFile(b []byte) ([]*DeletionVector, []int64, error) {
-	if len(b) < 1 || b[0] != dvIndexVersion {
-		return nil, nil, fmt.Errorf("%w: index file version", errDVCorrupt)
-	}
-	var out []*DeletionVector
-	var offsets []int64
-	p := 1
-	for p < len(b) {
-		dv, n, err := DecodeDeletionVector(b[p:])
-		if err != nil {
-			return nil, nil, fmt.Errorf("vector at %d: %w", p, err)
-		}
-		out = append(out, dv)
-		offsets = append(offsets, int64(p))
-		p += n
-	}
-	return out, offsets, nil
-}

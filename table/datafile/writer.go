@@ -102,7 +102,6 @@ type repEm struct {
 	rep      int // repetition level of the repeated group
 	key      emitter
 	elem     emitter
-	multiset bool
 	cols     []int
 	name     string
 }
