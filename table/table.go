@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -268,18 +267,7 @@ func (t *Table) ReadEarliestHint(ctx context.Context) (id int64, ok bool, err er
 }
 
 func (t *Table) readHint(ctx context.Context, path string) (int64, bool, error) {
-	data, err := fileio.ReadFile(ctx, t.fio, path)
-	if errors.Is(err, fileio.ErrNotExist) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, fmt.Errorf("read hint %s: %w", path, err)
-	}
-	id, perr := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
-	if perr != nil {
-		return 0, false, nil
-	}
-	return id, true, nil
+	return ReadHint(ctx, t.fio, path)
 }
 
 // WriteLatestHint overwrites snapshot/LATEST with id (decimal, no newline).
@@ -293,10 +281,7 @@ func (t *Table) WriteEarliestHint(ctx context.Context, id int64) error {
 }
 
 func (t *Table) writeHint(ctx context.Context, path string, id int64) error {
-	if err := fileio.WriteFile(ctx, t.fio, path, []byte(strconv.FormatInt(id, 10))); err != nil {
-		return fmt.Errorf("write hint %s: %w", path, err)
-	}
-	return nil
+	return WriteHint(ctx, t.fio, path, id)
 }
 
 // TagNames lists tag/ and returns the tag names, sorted.
