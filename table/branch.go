@@ -63,10 +63,23 @@ func ReadSnapshotFile(ctx context.Context, fio fileio.FileIO, path string) (*Sna
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	s, err := ParseSnapshot(data)
+	if err == nil {
+		err = namesLists(s)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("decode %s: %w: %w", path, ErrCorrupt, err)
 	}
 	return s, nil
+}
+
+// namesLists refuses a snapshot-shaped file with an empty base or delta
+// manifest list name: ParseSnapshot accepts "", but a walk would read
+// such a snapshot as referencing nothing.
+func namesLists(s *Snapshot) error {
+	if s.BaseManifestList == "" || s.DeltaManifestList == "" {
+		return fmt.Errorf("snapshot %d has no base or delta manifest list", s.ID)
+	}
+	return nil
 }
 
 // ReadTags reads every tag-<name> of the branch metadata root, sorted by
@@ -93,6 +106,9 @@ func ReadTags(ctx context.Context, fio fileio.FileIO, branchRoot string) ([]*Tag
 			return nil, fmt.Errorf("read %s: %w", e.Path, err)
 		}
 		t, err := ParseTag(strings.TrimPrefix(e.Name, TagPrefix), data)
+		if err == nil {
+			err = namesLists(&t.Snapshot)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("decode %s: %w: %w", e.Path, ErrCorrupt, err)
 		}
