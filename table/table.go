@@ -214,6 +214,24 @@ func (t *Table) Snapshot(ctx context.Context, id int64) (*Snapshot, error) {
 	return s, nil
 }
 
+// ChangelogIDs lists changelog/ and returns the ids of the long-lived
+// changelog files, ascending; none when the directory does not exist.
+func (t *Table) ChangelogIDs(ctx context.Context) ([]int64, error) {
+	ids, err := listIDs(ctx, t.fio, t.paths.ChangelogDir(), ChangelogPrefix)
+	if errors.Is(err, fileio.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.path, err)
+	}
+	return ids, nil
+}
+
+// WriteChangelogLatestHint overwrites changelog/LATEST with id.
+func (t *Table) WriteChangelogLatestHint(ctx context.Context, id int64) error {
+	return t.writeHint(ctx, fileio.Join(t.paths.ChangelogDir(), hintLatest), id)
+}
+
 // LatestSnapshotID is the largest listed snapshot id; ErrNoSnapshot if none.
 func (t *Table) LatestSnapshotID(ctx context.Context) (int64, error) {
 	ids, err := t.SnapshotIDs(ctx)
