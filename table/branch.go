@@ -53,6 +53,44 @@ func ListIDs(ctx context.Context, fio fileio.FileIO, dir, prefix string) ([]int6
 	return ids, nil
 }
 
+// listVersioned lists dir and returns the suffixes of the file names that
+// start with prefix (e.g. tag names, consumer ids). Unlike ListIDs it reads
+// as Java does, skipping directories: the Table methods use it.
+func listVersioned(ctx context.Context, fio fileio.FileIO, dir, prefix string) ([]string, error) {
+	infos, err := fio.List(ctx, dir)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	var out []string
+	for _, fi := range infos {
+		if fi.IsDir || !strings.HasPrefix(fi.Name, prefix) {
+			continue
+		}
+		out = append(out, strings.TrimPrefix(fi.Name, prefix))
+	}
+	return out, nil
+}
+
+// listIDs lists dir and returns the numeric ids of files named
+// <prefix><id>, ascending. Names whose suffix is not a number are skipped
+// (Java ≤2.0 would throw on them; HEAD skips them).
+func listIDs(ctx context.Context, fio fileio.FileIO, dir, prefix string) ([]int64, error) {
+	names, err := listVersioned(ctx, fio, dir, prefix)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, 0, len(names))
+	for _, n := range names {
+		id, err := strconv.ParseInt(n, 10, 64)
+		if err != nil {
+			continue
+		}
+		ids = append(ids, id)
+	}
+	sortInt64s(ids)
+	return ids, nil
+}
+
 // ReadSnapshotFile reads and decodes one snapshot-shaped JSON file
 // (snapshot, tag or long-lived changelog) with ParseSnapshot. A missing
 // file gives an error wrapping fileio.ErrNotExist, an undecodable one an
