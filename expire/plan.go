@@ -56,7 +56,7 @@ type MissingOK func(ctx context.Context, s table.Snapshot) (bool, error)
 // snapshot and of the tags it consults must be readable (Java then skips
 // deleting manifests, or the data files of a snapshot, and goes on), and a
 // missing file of an expiring snapshot counts as empty only when missingOK
-// says so (nil: never). Any other failure aborts the plan: a *DamagedError
+// says so (nil: never). Any other failure aborts the plan: a *table.DamagedError
 // when the file is missing, not a file or undecodable, the store's error
 // otherwise.
 //
@@ -71,7 +71,7 @@ func PlanFiles(ctx context.Context, md reach.Metadata, expiring []table.Snapshot
 	}
 	goneCache := map[int64]bool{}
 	// tolerate turns a missing file of expiring snapshot s into "empty"
-	// when missingOK allows it, and every other failure into a DamagedError.
+	// when missingOK allows it, and every other failure into a *table.DamagedError.
 	tolerate := func(s table.Snapshot, file string, err error) error {
 		if err == nil {
 			return nil
@@ -400,7 +400,7 @@ func skippingTags(tags []table.Snapshot, begin, end int64) []table.Snapshot {
 }
 
 // failedFile extracts the name of the file readLiveSet or addManifestSkips
-// failed on, for the DamagedError.
+// failed on, for the *table.DamagedError.
 func failedFile(err error) string {
 	var f *fileError
 	if errors.As(err, &f) {

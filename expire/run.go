@@ -83,7 +83,7 @@ func (r *Report) Files() int {
 // tolerated only for an expiring snapshot below a trusted EARLIEST hint
 // (condemned by an earlier run) or a snapshot or tag that disappears
 // meanwhile (a concurrent expiration, see RunOptions.VanishGrace); anything
-// else missing, unreadable or corrupt returns a *DamagedError naming the
+// else missing, unreadable or corrupt returns a *table.DamagedError naming the
 // table and the file, and nothing is deleted or written. A planned file
 // that anything kept still reaches is kept and reported in Protected.
 //
@@ -329,7 +329,7 @@ func cleanEmptyDirs(ctx context.Context, fs fileio.FileIO, root string, files []
 // (main's snapshots from end on, its tags and long-lived changelogs, every
 // branch's snapshots and tags) and removes from the plan any file one of
 // them reaches, reporting it in rep.Protected. Any unreadable file is a
-// *DamagedError.
+// *table.DamagedError.
 func protectKept(ctx context.Context, src reach.Source, vanish reach.Vanish, end int64, plan *Plan, rep *Report) error {
 	// Data files are protected when live in a kept root; manifest-level
 	// files, index and statistics files when merely named by one.

@@ -30,7 +30,7 @@ type Root struct {
 // lists (base, delta, changelog), manifests, the index manifest and the
 // index files it lists, and the statistics file. Each file is read once per
 // Reacher (names are never reused). A file that cannot be read is a
-// DamagedError, unless it is missing and its root itself is going away
+// *table.DamagedError, unless it is missing and its root itself is going away
 // (Vanish.MayBeMissing): then the root is skipped.
 type Reacher struct {
 	Src    Source
@@ -82,7 +82,7 @@ func (r *Reacher) Walk(ctx context.Context, rt Root) (bool, error) {
 }
 
 // missing handles a missing file of rt: errRootGone if rt may lose it, a
-// DamagedError otherwise.
+// *table.DamagedError otherwise.
 func (r *Reacher) missing(ctx context.Context, rt Root, file string, err error) error {
 	ok, verr := r.Vanish.MayBeMissing(ctx, rt.Path, rt.BranchRoot, rt.ID)
 	if verr != nil {
@@ -226,7 +226,7 @@ func (r *Reacher) walk(ctx context.Context, rt Root) error {
 // (all when from <= 0), every tag, every long-lived changelog and, for
 // validation, every consumer. A snapshot, tag or changelog file that
 // disappears after the listing is skipped (expired meanwhile); one that
-// cannot be read or decoded is a DamagedError. name is "" for main.
+// cannot be read or decoded is a *table.DamagedError. name is "" for main.
 func KeptRoots(ctx context.Context, src Source, branchRoot, name string, from int64) ([]Root, error) {
 	fsys := src.FS
 	prefix := ""
