@@ -18,6 +18,7 @@ import (
 	"github.com/compactd/compactd/maint"
 	"github.com/compactd/compactd/orphan"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/reach"
 )
 
 // orphanReq asks Paimon's LocalOrphanFilesClean (dry run) for the files it
@@ -168,7 +169,7 @@ func TestExpireAndOrphanCleanupAgainstJava(t *testing.T) {
 
 	eo := expire.DefaultOptions()
 	eo.RetainMin, eo.RetainMax, eo.TimeRetained = retainMax, retainMax, 0
-	rep, err := expire.Run(ctx, expire.TableSource(tb), expire.RunOptions{Options: eo, Now: time.Now()})
+	rep, err := expire.Run(ctx, reach.TableSource(tb), expire.RunOptions{Options: eo, Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/compactd/compactd/interop"
 	"github.com/compactd/compactd/maint"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/reach"
 )
 
 // maintSpec is a tiny partitioned primary-key table. write-only keeps Java's
@@ -159,7 +160,7 @@ func TestTagsRollbackAndPartitionExpiryAgainstJava(t *testing.T) {
 	}
 	eo := expire.DefaultOptions()
 	eo.RetainMin, eo.RetainMax, eo.TimeRetained = 1, 1, 0
-	if rep, err := expire.Run(ctx, expire.TableSource(rt), expire.RunOptions{Options: eo, Now: time.Now()}); err != nil || !slices.Equal(rep.Snapshots, []int64{1, 2}) {
+	if rep, err := expire.Run(ctx, reach.TableSource(rt), expire.RunOptions{Options: eo, Now: time.Now()}); err != nil || !slices.Equal(rep.Snapshots, []int64{1, 2}) {
 		t.Fatalf("expire: %+v, %v", rep.Snapshots, err)
 	}
 	tagRes, err := maint.RollbackToTag(ctx, rt, "old")

@@ -21,6 +21,7 @@ import (
 	"github.com/compactd/compactd/interop"
 	"github.com/compactd/compactd/orphan"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/reach"
 )
 
 // s3Scenarios picks one partitioned single-bucket scenario per merge engine
@@ -222,7 +223,7 @@ func TestS3ExpireAndOrphanCleanup(t *testing.T) {
 	// Expiration keeps exactly the two newest snapshots.
 	o := expire.DefaultOptions()
 	o.RetainMin, o.RetainMax, o.TimeRetained = 2, 2, 0
-	rep, err := expire.Run(ctx, expire.TableSource(tb), expire.RunOptions{Options: o, Now: time.Now()})
+	rep, err := expire.Run(ctx, reach.TableSource(tb), expire.RunOptions{Options: o, Now: time.Now()})
 	if err != nil {
 		t.Fatalf("expire on S3: %v", err)
 	}

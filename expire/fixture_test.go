@@ -16,6 +16,7 @@ import (
 	"github.com/compactd/compactd/expire/expiretest"
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/reach"
 )
 
 const fixtures = "../../shared/fixtures/paimon-cpp/parquet"
@@ -34,7 +35,7 @@ func copyTable(t *testing.T, name string) string {
 // javaEarliest is where a Java reader starts: EARLIEST if that snapshot
 // exists, else the smallest listed id.
 func javaEarliest(ctx context.Context, fs fileio.FileIO, root string) (int64, []int64, error) {
-	ids, err := expire.ListIDs(ctx, fs, root+"/snapshot", "snapshot-")
+	ids, err := table.ListIDs(ctx, fs, root+"/snapshot", "snapshot-")
 	if err != nil || len(ids) == 0 {
 		return 0, ids, err
 	}
@@ -142,11 +143,11 @@ func TestRunOnJavaTables(t *testing.T) {
 			}
 			dry := expireAll(now)
 			dry.DryRun = true
-			drep, err := expire.Run(ctx, expire.TableSource(tbl), dry)
+			drep, err := expire.Run(ctx, reach.TableSource(tbl), dry)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := expire.Run(ctx, expire.TableSource(tbl), expireAll(now))
+			rep, err := expire.Run(ctx, reach.TableSource(tbl), expireAll(now))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,7 +162,7 @@ func TestRunOnJavaTables(t *testing.T) {
 				t.Fatalf("the plan named files that retained snapshots still reach: %v", rep.Protected)
 			}
 			checkReadable(t, root)
-			ids, _ := expire.ListIDs(ctx, fileio.NewLocal(), root+"/snapshot", "snapshot-")
+			ids, _ := table.ListIDs(ctx, fileio.NewLocal(), root+"/snapshot", "snapshot-")
 			if !slices.Equal(ids, []int64{latest}) {
 				t.Fatalf("snapshots left %v", ids)
 			}
@@ -199,7 +200,7 @@ func TestRunOnJavaTablesCrashAtEveryStep(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := expire.Run(ctx, expire.TableSource(tbl), o); err != nil {
+			if _, err := expire.Run(ctx, reach.TableSource(tbl), o); err != nil {
 				t.Fatal(err)
 			}
 			want := listRel(t, refRoot)
@@ -210,7 +211,7 @@ func TestRunOnJavaTablesCrashAtEveryStep(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, err = expire.Run(ctx, expire.TableSource(tbl), o)
+				_, err = expire.Run(ctx, reach.TableSource(tbl), o)
 				if err == nil {
 					if k < 5 {
 						t.Fatalf("finished after %d operations", k)
@@ -225,7 +226,7 @@ func TestRunOnJavaTablesCrashAtEveryStep(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := expire.Run(ctx, expire.TableSource(tbl), o); err != nil {
+				if _, err := expire.Run(ctx, reach.TableSource(tbl), o); err != nil {
 					t.Fatalf("rerun after crash at %d: %v", k, err)
 				}
 				if got := listRel(t, root); !slices.Equal(got, want) {

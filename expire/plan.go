@@ -4,60 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"sort"
+
+	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/reach"
 )
-
-// Kind is a manifest entry kind.
-type Kind int8
-
-const (
-	Add    Kind = 0
-	Delete Kind = 1
-)
-
-// Snapshot is the part of a snapshot or tag file the file decision reads.
-// Names are file names as stored in the snapshot JSON.
-type Snapshot struct {
-	ID                    int64
-	TimeMillis            int64
-	BaseManifestList      string
-	DeltaManifestList     string
-	ChangelogManifestList string // "" when none
-	IndexManifest         string // "" when none
-	Statistics            string // "" when none
-}
-
-// DataEntry is a manifest entry reduced to what deletion needs. Path and
-// ExtraPaths are resolved by the Metadata implementation (bucket directory
-// from partition and bucket, or the external path).
-type DataEntry struct {
-	Kind      Kind
-	Partition string // serialized partition BinaryRow, compared as bytes
-	Bucket    int32
-	Level     int32
-	Name      string
-	Path      string
-	// ExtraPaths are the paths of the entry's extra files (e.g. file indexes).
-	ExtraPaths []string
-}
-
-// IndexFile is one entry of an index manifest.
-type IndexFile struct {
-	Name string
-	Path string
-}
-
-// Metadata reads the Avro metadata a plan needs. A missing file must give an
-// error wrapping fs.ErrNotExist (fileio.ErrNotExist).
-type Metadata interface {
-	// ManifestList returns the manifest file names a manifest list holds, in order.
-	ManifestList(ctx context.Context, name string) ([]string, error)
-	// Manifest streams the entries of one data or changelog manifest in file order.
-	Manifest(ctx context.Context, name string, fn func(DataEntry) error) error
-	// IndexManifest returns the index files an index manifest lists.
-	IndexManifest(ctx context.Context, name string) ([]IndexFile, error)
-}
 
 // Plan is the set of files an expiration deletes, grouped by the phase
 // that deletes them. Names in Manifests, IndexManifests and Statistics are
@@ -72,7 +25,7 @@ type Plan struct {
 	// rerun after a crash still finds whatever a surviving list names.
 	Manifests      []string
 	ManifestLists  []string
-	IndexFiles     []IndexFile
+	IndexFiles     []reach.IndexFile
 	IndexManifests []string
 	Statistics     []string
 }
@@ -81,7 +34,7 @@ type Plan struct {
 // may count as empty: an earlier run condemned the snapshot and may have
 // deleted part of it, or a concurrent expiration is removing it. Anything
 // else that is missing means a damaged table.
-type MissingOK func(ctx context.Context, s Snapshot) (bool, error)
+type MissingOK func(ctx context.Context, s table.Snapshot) (bool, error)
 
 // PlanFiles decides which files an expiration deletes, following
 // ExpireSnapshotsImpl.innerExpireUntil:
@@ -103,7 +56,7 @@ type MissingOK func(ctx context.Context, s Snapshot) (bool, error)
 // snapshot and of the tags it consults must be readable (Java then skips
 // deleting manifests, or the data files of a snapshot, and goes on), and a
 // missing file of an expiring snapshot counts as empty only when missingOK
-// says so (nil: never). Any other failure aborts the plan: a *DamagedError
+// says so (nil: never). Any other failure aborts the plan: a *table.DamagedError
 // when the file is missing, not a file or undecodable, the store's error
 // otherwise.
 //
@@ -111,15 +64,15 @@ type MissingOK func(ctx context.Context, s Snapshot) (bool, error)
 // snapshot or by a tag (and, through Paimon's invariants, by any later
 // snapshot: files and manifests are immutable and names are never reused).
 // Memory is bounded by one delta, one tag's live set and the skip set.
-func PlanFiles(ctx context.Context, md Metadata, expiring []Snapshot, end *Snapshot, tags []Snapshot, missingOK MissingOK) (Plan, error) {
+func PlanFiles(ctx context.Context, md reach.Metadata, expiring []table.Snapshot, end *table.Snapshot, tags []table.Snapshot, missingOK MissingOK) (Plan, error) {
 	var p Plan
 	if len(expiring) == 0 {
 		return p, nil
 	}
 	goneCache := map[int64]bool{}
 	// tolerate turns a missing file of expiring snapshot s into "empty"
-	// when missingOK allows it, and every other failure into a DamagedError.
-	tolerate := func(s Snapshot, file string, err error) error {
+	// when missingOK allows it, and every other failure into a *table.DamagedError.
+	tolerate := func(s table.Snapshot, file string, err error) error {
 		if err == nil {
 			return nil
 		}
@@ -137,7 +90,7 @@ func PlanFiles(ctx context.Context, md Metadata, expiring []Snapshot, end *Snaps
 				return nil
 			}
 		}
-		return damaged("", file, fmt.Sprintf("snapshot %d", s.ID), err)
+		return table.Damaged("", file, fmt.Sprintf("snapshot %d", s.ID), err)
 	}
 	tags = slices.Clone(tags)
 	sort.SliceStable(tags, func(i, j int) bool { return tags[i].ID < tags[j].ID })
@@ -170,7 +123,7 @@ func PlanFiles(ctx context.Context, md Metadata, expiring []Snapshot, end *Snaps
 				tagLive, tagErr = readLiveSet(ctx, md, tags[ti])
 			}
 			if tagErr != nil {
-				return Plan{}, damaged("", failedFile(tagErr), fmt.Sprintf("the tag of snapshot %d", tags[ti].ID), tagErr)
+				return Plan{}, table.Damaged("", failedFile(tagErr), fmt.Sprintf("the tag of snapshot %d", tags[ti].ID), tagErr)
 			}
 			skip = tagLive
 		}
@@ -191,19 +144,20 @@ func PlanFiles(ctx context.Context, md Metadata, expiring []Snapshot, end *Snaps
 
 	// Changelog files of [begin, end).
 	for _, s := range expiring {
-		if s.ChangelogManifestList == "" {
+		cl := reach.Opt(s.ChangelogManifestList)
+		if cl == "" {
 			continue
 		}
-		manifests, err := md.ManifestList(ctx, s.ChangelogManifestList)
+		manifests, err := md.ManifestList(ctx, cl)
 		if err != nil {
-			if err := tolerate(s, s.ChangelogManifestList, err); err != nil {
+			if err := tolerate(s, cl, err); err != nil {
 				return Plan{}, err
 			}
 			manifests = nil
 		}
 		for _, m := range manifests {
-			err := md.Manifest(ctx, m, func(e DataEntry) error {
-				if e.Kind == Add {
+			err := md.Manifest(ctx, m, func(e reach.DataEntry) error {
+				if e.Kind == reach.Add {
 					addData(e.Path)
 				}
 				return nil
@@ -228,14 +182,14 @@ func PlanFiles(ctx context.Context, md Metadata, expiring []Snapshot, end *Snaps
 			if i == len(skipping)-1 {
 				by = fmt.Sprintf("snapshot %d", s.ID)
 			}
-			return Plan{}, damaged("", failedFile(err), by, err)
+			return Plan{}, table.Damaged("", failedFile(err), by, err)
 		}
 	}
 	for _, s := range expiring {
 		if err := ctx.Err(); err != nil {
 			return Plan{}, err
 		}
-		lists := []string{s.BaseManifestList, s.DeltaManifestList, s.ChangelogManifestList}
+		lists := []string{s.BaseManifestList, s.DeltaManifestList, reach.Opt(s.ChangelogManifestList)}
 		for _, l := range lists {
 			if l == "" {
 				continue
@@ -258,9 +212,9 @@ func PlanFiles(ctx context.Context, md Metadata, expiring []Snapshot, end *Snaps
 				p.ManifestLists = append(p.ManifestLists, l)
 			}
 		}
-		if s.IndexManifest != "" {
-			files, err := md.IndexManifest(ctx, s.IndexManifest)
-			if err := tolerate(s, s.IndexManifest, err); err != nil {
+		if im := reach.Opt(s.IndexManifest); im != "" {
+			files, err := md.IndexManifest(ctx, im)
+			if err := tolerate(s, im, err); err != nil {
 				return Plan{}, err
 			}
 			if err == nil {
@@ -270,15 +224,15 @@ func PlanFiles(ctx context.Context, md Metadata, expiring []Snapshot, end *Snaps
 						p.IndexFiles = append(p.IndexFiles, f)
 					}
 				}
-				if !skip[s.IndexManifest] {
-					skip[s.IndexManifest] = true
-					p.IndexManifests = append(p.IndexManifests, s.IndexManifest)
+				if !skip[im] {
+					skip[im] = true
+					p.IndexManifests = append(p.IndexManifests, im)
 				}
 			}
 		}
-		if s.Statistics != "" && !skip[s.Statistics] {
-			skip[s.Statistics] = true
-			p.Statistics = append(p.Statistics, s.Statistics)
+		if st := reach.Opt(s.Statistics); st != "" && !skip[st] {
+			skip[st] = true
+			p.Statistics = append(p.Statistics, st)
 		}
 	}
 	return p, nil
@@ -289,25 +243,25 @@ func PlanFiles(ctx context.Context, md Metadata, expiring []Snapshot, end *Snaps
 // unmarks it. Order is the order of first marking. A read error goes
 // through tolerate, which either returns it (abort) or nil (a missing file
 // that counts as empty).
-func deletedInDelta(ctx context.Context, md Metadata, deltaList string, tolerate func(file string, err error) error) ([]DataEntry, error) {
+func deletedInDelta(ctx context.Context, md reach.Metadata, deltaList string, tolerate func(file string, err error) error) ([]reach.DataEntry, error) {
 	manifests, err := md.ManifestList(ctx, deltaList)
 	if err != nil {
 		// Missing and tolerated: nothing to plan from this delta.
 		return nil, tolerate(deltaList, err)
 	}
 	marked := map[string]int{}
-	var out []DataEntry
+	var out []reach.DataEntry
 	for _, m := range manifests {
-		err := md.Manifest(ctx, m, func(e DataEntry) error {
+		err := md.Manifest(ctx, m, func(e reach.DataEntry) error {
 			switch e.Kind {
-			case Delete:
+			case reach.Delete:
 				if i, ok := marked[e.Path]; ok && i >= 0 {
 					out[i] = e
 				} else {
 					marked[e.Path] = len(out)
 					out = append(out, e)
 				}
-			case Add:
+			case reach.Add:
 				if i, ok := marked[e.Path]; ok && i >= 0 {
 					out[i].Path = "" // unmarked
 					marked[e.Path] = -1
@@ -351,7 +305,7 @@ type liveSet struct {
 	files map[fileKey]struct{}
 }
 
-func (l *liveSet) contains(e DataEntry) bool {
+func (l *liveSet) contains(e reach.DataEntry) bool {
 	_, ok := l.files[fileKey{e.Partition, e.Bucket, e.Name}]
 	return ok
 }
@@ -364,7 +318,7 @@ type entryID struct {
 
 // readLiveSet merges base then delta manifests of s. Every read error is
 // returned: a live set that might be incomplete must not protect less.
-func readLiveSet(ctx context.Context, md Metadata, s Snapshot) (*liveSet, error) {
+func readLiveSet(ctx context.Context, md reach.Metadata, s table.Snapshot) (*liveSet, error) {
 	count := map[entryID]int{}
 	for _, l := range []string{s.BaseManifestList, s.DeltaManifestList} {
 		manifests, err := md.ManifestList(ctx, l)
@@ -372,9 +326,9 @@ func readLiveSet(ctx context.Context, md Metadata, s Snapshot) (*liveSet, error)
 			return nil, &fileError{"manifest list", l, err}
 		}
 		for _, m := range manifests {
-			err := md.Manifest(ctx, m, func(e DataEntry) error {
+			err := md.Manifest(ctx, m, func(e reach.DataEntry) error {
 				id := entryID{fileKey{e.Partition, e.Bucket, e.Name}, e.Level, e.Path}
-				if e.Kind == Add {
+				if e.Kind == reach.Add {
 					count[id]++
 				} else {
 					count[id]--
@@ -397,7 +351,7 @@ func readLiveSet(ctx context.Context, md Metadata, s Snapshot) (*liveSet, error)
 
 // addManifestSkips adds every manifest-level name s uses. Any read error,
 // missing files included, is returned: the skip set protects retained data.
-func addManifestSkips(ctx context.Context, md Metadata, s Snapshot, skip map[string]bool) error {
+func addManifestSkips(ctx context.Context, md reach.Metadata, s table.Snapshot, skip map[string]bool) error {
 	for _, l := range []string{s.BaseManifestList, s.DeltaManifestList} {
 		skip[l] = true
 		manifests, err := md.ManifestList(ctx, l)
@@ -408,31 +362,31 @@ func addManifestSkips(ctx context.Context, md Metadata, s Snapshot, skip map[str
 			skip[m] = true
 		}
 	}
-	if s.IndexManifest != "" {
-		skip[s.IndexManifest] = true
-		files, err := md.IndexManifest(ctx, s.IndexManifest)
+	if im := reach.Opt(s.IndexManifest); im != "" {
+		skip[im] = true
+		files, err := md.IndexManifest(ctx, im)
 		if err != nil {
-			return &fileError{"index manifest", s.IndexManifest, err}
+			return &fileError{"index manifest", im, err}
 		}
 		for _, f := range files {
 			skip[f.Name] = true
 		}
 	}
-	if s.Statistics != "" {
-		skip[s.Statistics] = true
+	if st := reach.Opt(s.Statistics); st != "" {
+		skip[st] = true
 	}
 	return nil
 }
 
 // lastBefore returns the index of the last tag with ID < id, or -1.
-func lastBefore(tags []Snapshot, id int64) int {
+func lastBefore(tags []table.Snapshot, id int64) int {
 	return sort.Search(len(tags), func(i int) bool { return tags[i].ID >= id }) - 1
 }
 
 // skippingTags mirrors ExpireSnapshotsImpl.findSkippingTags: the tags from
 // the last one at or before begin (or the first tag) up to the last one
 // before end.
-func skippingTags(tags []Snapshot, begin, end int64) []Snapshot {
+func skippingTags(tags []table.Snapshot, begin, end int64) []table.Snapshot {
 	right := lastBefore(tags, end)
 	if right < 0 {
 		return nil
@@ -446,7 +400,7 @@ func skippingTags(tags []Snapshot, begin, end int64) []Snapshot {
 }
 
 // failedFile extracts the name of the file readLiveSet or addManifestSkips
-// failed on, for the DamagedError.
+// failed on, for the *table.DamagedError.
 func failedFile(err error) string {
 	var f *fileError
 	if errors.As(err, &f) {
@@ -463,3 +417,5 @@ type fileError struct {
 
 func (e *fileError) Error() string { return fmt.Sprintf("read %s %s: %v", e.what, e.file, e.err) }
 func (e *fileError) Unwrap() error { return e.err }
+
+func isMissing(err error) bool { return errors.Is(err, fs.ErrNotExist) }

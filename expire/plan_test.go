@@ -8,14 +8,17 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/reach"
 )
 
 // memMeta is a hand-built Metadata: lists and manifests by name; names in
 // gone read as missing.
 type memMeta struct {
 	lists     map[string][]string
-	manifests map[string][]DataEntry
-	indexes   map[string][]IndexFile
+	manifests map[string][]reach.DataEntry
+	indexes   map[string][]reach.IndexFile
 	gone      map[string]bool
 	broken    map[string]bool
 }
@@ -34,7 +37,7 @@ func (m *memMeta) ManifestList(_ context.Context, name string) ([]string, error)
 	return m.lists[name], m.check(name)
 }
 
-func (m *memMeta) Manifest(_ context.Context, name string, fn func(DataEntry) error) error {
+func (m *memMeta) Manifest(_ context.Context, name string, fn func(reach.DataEntry) error) error {
 	if err := m.check(name); err != nil {
 		return err
 	}
@@ -46,25 +49,25 @@ func (m *memMeta) Manifest(_ context.Context, name string, fn func(DataEntry) er
 	return nil
 }
 
-func (m *memMeta) IndexManifest(_ context.Context, name string) ([]IndexFile, error) {
+func (m *memMeta) IndexManifest(_ context.Context, name string) ([]reach.IndexFile, error) {
 	return m.indexes[name], m.check(name)
 }
 
-func add(name string, level int32) DataEntry {
-	return DataEntry{Kind: Add, Partition: "p", Bucket: 0, Level: level, Name: name, Path: "/t/b/" + name}
+func add(name string, level int32) reach.DataEntry {
+	return reach.DataEntry{Kind: reach.Add, Partition: "p", Bucket: 0, Level: level, Name: name, Path: "/t/b/" + name}
 }
-func del(name string, level int32) DataEntry {
+func del(name string, level int32) reach.DataEntry {
 	e := add(name, level)
-	e.Kind = Delete
+	e.Kind = reach.Delete
 	return e
 }
 
 // chain builds snapshots 1..n; delta[i] is snapshot i+1's delta. Every
 // snapshot's base lists all earlier delta manifests.
-func chain(deltas ...[]DataEntry) (*memMeta, []Snapshot) {
-	m := &memMeta{lists: map[string][]string{}, manifests: map[string][]DataEntry{}, indexes: map[string][]IndexFile{}, gone: map[string]bool{}, broken: map[string]bool{}}
+func chain(deltas ...[]reach.DataEntry) (*memMeta, []table.Snapshot) {
+	m := &memMeta{lists: map[string][]string{}, manifests: map[string][]reach.DataEntry{}, indexes: map[string][]reach.IndexFile{}, gone: map[string]bool{}, broken: map[string]bool{}}
 	var base []string
-	var snaps []Snapshot
+	var snaps []table.Snapshot
 	for i, d := range deltas {
 		id := int64(i + 1)
 		dm := fmt.Sprintf("manifest-%d", id)
@@ -73,14 +76,17 @@ func chain(deltas ...[]DataEntry) (*memMeta, []Snapshot) {
 		m.lists[bl] = slices.Clone(base)
 		m.lists[dl] = []string{dm}
 		base = append(base, dm)
-		snaps = append(snaps, Snapshot{ID: id, BaseManifestList: bl, DeltaManifestList: dl})
+		snaps = append(snaps, table.Snapshot{ID: id, BaseManifestList: bl, DeltaManifestList: dl})
 	}
 	return m, snaps
 }
 
+// str is an optional snapshot field.
+func str(v string) *string { return &v }
+
 // everythingMayBeMissing lets every expiring snapshot lose metadata, as
 // after a crashed run that condemned them all.
-func everythingMayBeMissing(context.Context, Snapshot) (bool, error) { return true, nil }
+func everythingMayBeMissing(context.Context, table.Snapshot) (bool, error) { return true, nil }
 
 func TestPlanFiles(t *testing.T) {
 	ctx := context.Background()
@@ -88,8 +94,8 @@ func TestPlanFiles(t *testing.T) {
 		a := add("a", 0)
 		a.ExtraPaths = []string{"/t/b/a.index"}
 		da := a
-		da.Kind = Delete
-		m, s := chain([]DataEntry{a}, []DataEntry{add("b", 0)}, []DataEntry{da, add("c", 1)})
+		da.Kind = reach.Delete
+		m, s := chain([]reach.DataEntry{a}, []reach.DataEntry{add("b", 0)}, []reach.DataEntry{da, add("c", 1)})
 		p, err := PlanFiles(ctx, m, s[:2], &s[2], nil, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -105,7 +111,7 @@ func TestPlanFiles(t *testing.T) {
 		}
 	})
 	t.Run("an upgraded file (delete then add of the same path) is kept", func(t *testing.T) {
-		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{del("a", 0), add("a", 3)}, []DataEntry{add("z", 0)})
+		m, s := chain([]reach.DataEntry{add("a", 0)}, []reach.DataEntry{del("a", 0), add("a", 3)}, []reach.DataEntry{add("z", 0)})
 		p, err := PlanFiles(ctx, m, s[:2], &s[2], nil, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -115,7 +121,7 @@ func TestPlanFiles(t *testing.T) {
 		}
 	})
 	t.Run("the delta of the first expired snapshot is not replayed", func(t *testing.T) {
-		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{del("a", 0), add("b", 1)}, []DataEntry{add("z", 0)})
+		m, s := chain([]reach.DataEntry{add("a", 0)}, []reach.DataEntry{del("a", 0), add("b", 1)}, []reach.DataEntry{add("z", 0)})
 		// begin = 2: a was removed by snapshot 2's own delta, which an earlier
 		// run (ending at 2) already handled; Java's range is (begin, end].
 		p, err := PlanFiles(ctx, m, s[1:2], &s[2], nil, nil)
@@ -127,9 +133,9 @@ func TestPlanFiles(t *testing.T) {
 		}
 	})
 	t.Run("a file still held by the nearest earlier tag is kept", func(t *testing.T) {
-		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{add("b", 0)}, []DataEntry{del("a", 0), del("b", 0), add("c", 1)}, []DataEntry{add("z", 0)})
+		m, s := chain([]reach.DataEntry{add("a", 0)}, []reach.DataEntry{add("b", 0)}, []reach.DataEntry{del("a", 0), del("b", 0), add("c", 1)}, []reach.DataEntry{add("z", 0)})
 		tag := s[1] // holds a and b
-		p, err := PlanFiles(ctx, m, s[:3], &s[3], []Snapshot{tag}, nil)
+		p, err := PlanFiles(ctx, m, s[:3], &s[3], []table.Snapshot{tag}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,53 +148,56 @@ func TestPlanFiles(t *testing.T) {
 	})
 	t.Run("a tag whose metadata cannot be read aborts the plan", func(t *testing.T) {
 		for _, damage := range []string{"gone", "broken"} {
-			m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{add("b", 0)}, []DataEntry{del("a", 0), add("c", 1)}, []DataEntry{add("z", 0)})
+			m, s := chain([]reach.DataEntry{add("a", 0)}, []reach.DataEntry{add("b", 0)}, []reach.DataEntry{del("a", 0), add("c", 1)}, []reach.DataEntry{add("z", 0)})
 			if damage == "gone" {
 				m.gone["list-base-2"] = true
 			} else {
 				m.broken["list-base-2"] = true
 			}
-			_, err := PlanFiles(ctx, m, s[:3], &s[3], []Snapshot{s[1]}, everythingMayBeMissing)
+			_, err := PlanFiles(ctx, m, s[:3], &s[3], []table.Snapshot{s[1]}, everythingMayBeMissing)
 			if err == nil || !strings.Contains(err.Error(), "list-base-2") {
 				t.Fatalf("%s: want an error naming list-base-2, got %v", damage, err)
 			}
-			var d *DamagedError
+			var d *table.DamagedError
 			if damage == "gone" && !errors.As(err, &d) {
-				t.Fatalf("a missing file of a tag: want a DamagedError, got %v", err)
+				t.Fatalf("a missing file of a tag: want a table.DamagedError, got %v", err)
 			}
 		}
 	})
 	t.Run("an unreadable retained manifest list aborts the plan", func(t *testing.T) {
-		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{del("a", 0)}, []DataEntry{add("z", 0)})
+		m, s := chain([]reach.DataEntry{add("a", 0)}, []reach.DataEntry{del("a", 0)}, []reach.DataEntry{add("z", 0)})
 		m.gone["list-base-3"] = true
-		var d *DamagedError
+		var d *table.DamagedError
 		if _, err := PlanFiles(ctx, m, s[:2], &s[2], nil, everythingMayBeMissing); !errors.As(err, &d) || d.File != "list-base-3" || d.By != "snapshot 3" {
-			t.Fatalf("want a DamagedError for list-base-3 of snapshot 3, got %v", err)
+			t.Fatalf("want a table.DamagedError for list-base-3 of snapshot 3, got %v", err)
 		}
 	})
 	t.Run("a missing delta of the end snapshot aborts the plan", func(t *testing.T) {
-		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{del("a", 0)}, []DataEntry{add("z", 0)})
+		m, s := chain([]reach.DataEntry{add("a", 0)}, []reach.DataEntry{del("a", 0)}, []reach.DataEntry{add("z", 0)})
 		m.gone["list-delta-3"] = true
-		var d *DamagedError
+		var d *table.DamagedError
 		if _, err := PlanFiles(ctx, m, s[:2], &s[2], nil, everythingMayBeMissing); !errors.As(err, &d) || d.File != "list-delta-3" {
-			t.Fatalf("want a DamagedError for list-delta-3, got %v", err)
+			t.Fatalf("want a table.DamagedError for list-delta-3, got %v", err)
 		}
 	})
 	t.Run("a missing file of an expiring snapshot aborts the plan unless it may be missing", func(t *testing.T) {
-		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{del("a", 0)}, []DataEntry{add("z", 0)})
+		m, s := chain([]reach.DataEntry{add("a", 0)}, []reach.DataEntry{del("a", 0)}, []reach.DataEntry{add("z", 0)})
 		m.gone["list-delta-2"] = true
-		var d *DamagedError
+		var d *table.DamagedError
 		if _, err := PlanFiles(ctx, m, s[:2], &s[2], nil, nil); !errors.As(err, &d) || d.File != "list-delta-2" || d.By != "snapshot 2" {
-			t.Fatalf("want a DamagedError for list-delta-2 of snapshot 2, got %v", err)
+			t.Fatalf("want a table.DamagedError for list-delta-2 of snapshot 2, got %v", err)
 		}
 		var asked []int64
-		only1 := func(_ context.Context, s Snapshot) (bool, error) { asked = append(asked, s.ID); return s.ID == 1, nil }
+		only1 := func(_ context.Context, s table.Snapshot) (bool, error) {
+			asked = append(asked, s.ID)
+			return s.ID == 1, nil
+		}
 		if _, err := PlanFiles(ctx, m, s[:2], &s[2], nil, only1); !errors.As(err, &d) || !slices.Equal(asked, []int64{2}) {
-			t.Fatalf("want a DamagedError after asking about snapshot 2 only, got %v (asked %v)", err, asked)
+			t.Fatalf("want a table.DamagedError after asking about snapshot 2 only, got %v (asked %v)", err, asked)
 		}
 	})
 	t.Run("metadata an earlier crashed run deleted counts as empty", func(t *testing.T) {
-		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{del("a", 0)}, []DataEntry{add("z", 0)})
+		m, s := chain([]reach.DataEntry{add("a", 0)}, []reach.DataEntry{del("a", 0)}, []reach.DataEntry{add("z", 0)})
 		m.gone["list-delta-2"], m.gone["list-base-1"] = true, true
 		p, err := PlanFiles(ctx, m, s[:2], &s[2], nil, everythingMayBeMissing)
 		if err != nil {
@@ -199,17 +208,17 @@ func TestPlanFiles(t *testing.T) {
 		}
 	})
 	t.Run("a corrupt manifest of an expiring snapshot aborts the plan", func(t *testing.T) {
-		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{del("a", 0)}, []DataEntry{add("z", 0)})
+		m, s := chain([]reach.DataEntry{add("a", 0)}, []reach.DataEntry{del("a", 0)}, []reach.DataEntry{add("z", 0)})
 		m.broken["manifest-2"] = true
 		if _, err := PlanFiles(ctx, m, s[:2], &s[2], nil, nil); err == nil || errors.Is(err, fs.ErrNotExist) {
 			t.Fatalf("want a read error, got %v", err)
 		}
 	})
 	t.Run("changelog files of expired snapshots go, those of the end snapshot stay", func(t *testing.T) {
-		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{add("b", 0)})
-		m.manifests["cl-m-1"], m.manifests["cl-m-2"] = []DataEntry{add("changelog-1", 0)}, []DataEntry{add("changelog-2", 0)}
+		m, s := chain([]reach.DataEntry{add("a", 0)}, []reach.DataEntry{add("b", 0)})
+		m.manifests["cl-m-1"], m.manifests["cl-m-2"] = []reach.DataEntry{add("changelog-1", 0)}, []reach.DataEntry{add("changelog-2", 0)}
 		m.lists["cl-1"], m.lists["cl-2"] = []string{"cl-m-1"}, []string{"cl-m-2"}
-		s[0].ChangelogManifestList, s[1].ChangelogManifestList = "cl-1", "cl-2"
+		s[0].ChangelogManifestList, s[1].ChangelogManifestList = str("cl-1"), str("cl-2")
 		p, err := PlanFiles(ctx, m, s[:1], &s[1], nil, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -219,11 +228,11 @@ func TestPlanFiles(t *testing.T) {
 		}
 	})
 	t.Run("index and statistics files go unless the end snapshot still uses them", func(t *testing.T) {
-		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{add("b", 0)}, []DataEntry{add("c", 0)})
-		m.indexes["im-1"] = []IndexFile{{Name: "index-1", Path: "/t/index/index-1"}, {Name: "index-2", Path: "/t/index/index-2"}}
-		m.indexes["im-2"] = []IndexFile{{Name: "index-2", Path: "/t/index/index-2"}}
-		s[0].IndexManifest, s[1].IndexManifest, s[2].IndexManifest = "im-1", "im-2", "im-2"
-		s[0].Statistics, s[1].Statistics, s[2].Statistics = "stat-1", "stat-1", "stat-2"
+		m, s := chain([]reach.DataEntry{add("a", 0)}, []reach.DataEntry{add("b", 0)}, []reach.DataEntry{add("c", 0)})
+		m.indexes["im-1"] = []reach.IndexFile{{Name: "index-1", Path: "/t/index/index-1"}, {Name: "index-2", Path: "/t/index/index-2"}}
+		m.indexes["im-2"] = []reach.IndexFile{{Name: "index-2", Path: "/t/index/index-2"}}
+		s[0].IndexManifest, s[1].IndexManifest, s[2].IndexManifest = str("im-1"), str("im-2"), str("im-2")
+		s[0].Statistics, s[1].Statistics, s[2].Statistics = str("stat-1"), str("stat-1"), str("stat-2")
 		p, err := PlanFiles(ctx, m, s[:2], &s[2], nil, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -233,7 +242,7 @@ func TestPlanFiles(t *testing.T) {
 		}
 	})
 	t.Run("without the end snapshot only data files are planned", func(t *testing.T) {
-		m, s := chain([]DataEntry{add("a", 0)}, []DataEntry{del("a", 0)})
+		m, s := chain([]reach.DataEntry{add("a", 0)}, []reach.DataEntry{del("a", 0)})
 		p, err := PlanFiles(ctx, m, s[:2], nil, nil, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -245,8 +254,8 @@ func TestPlanFiles(t *testing.T) {
 }
 
 func TestSkippingTags(t *testing.T) {
-	tags := []Snapshot{{ID: 2}, {ID: 5}, {ID: 9}, {ID: 12}}
-	ids := func(s []Snapshot) []int64 {
+	tags := []table.Snapshot{{ID: 2}, {ID: 5}, {ID: 9}, {ID: 12}}
+	ids := func(s []table.Snapshot) []int64 {
 		var out []int64
 		for _, x := range s {
 			out = append(out, x.ID)

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/reach"
 )
 
 // RunOptions configure one expiration run.
@@ -22,7 +23,7 @@ type RunOptions struct {
 	Parallelism int
 	// VanishGrace is how long to wait, when a snapshot's metadata file is
 	// missing, for a concurrent expiration to delete the snapshot too
-	// (0: DefaultVanishGrace; negative: do not wait).
+	// (0: reach.DefaultVanishGrace; negative: do not wait).
 	VanishGrace time.Duration
 }
 
@@ -82,12 +83,12 @@ func (r *Report) Files() int {
 // tolerated only for an expiring snapshot below a trusted EARLIEST hint
 // (condemned by an earlier run) or a snapshot or tag that disappears
 // meanwhile (a concurrent expiration, see RunOptions.VanishGrace); anything
-// else missing, unreadable or corrupt returns a *DamagedError naming the
+// else missing, unreadable or corrupt returns a *table.DamagedError naming the
 // table and the file, and nothing is deleted or written. A planned file
 // that anything kept still reaches is kept and reported in Protected.
 //
 // Tables with a decoupled changelog lifecycle are refused.
-func Run(ctx context.Context, src Source, o RunOptions) (Report, error) {
+func Run(ctx context.Context, src reach.Source, o RunOptions) (Report, error) {
 	rep := Report{DryRun: o.DryRun}
 	if err := o.Options.Validate(); err != nil {
 		return rep, err
@@ -101,9 +102,9 @@ func Run(ctx context.Context, src Source, o RunOptions) (Report, error) {
 	fs := src.FS
 	snapDir := fileio.Join(src.Root, "snapshot")
 
-	ids, err := ListIDs(ctx, fs, snapDir, "snapshot-")
+	ids, err := table.ListIDs(ctx, fs, snapDir, "snapshot-")
 	if err != nil {
-		return rep, fillTable(err, src.Root)
+		return rep, table.WithTable(err, src.Root)
 	}
 	if len(ids) == 0 {
 		return rep, nil
@@ -112,32 +113,36 @@ func Run(ctx context.Context, src Source, o RunOptions) (Report, error) {
 	// snapshots are passed as "young" without reading them. A hint left by
 	// a crashed run may lie further; everything below it is needed too.
 	window := satAdd(ids[0], int64(o.Limit))
-	hint, hintOK := readHint(ctx, fs, fileio.Join(snapDir, "EARLIEST"))
+	hint, hintOK := table.EarliestHint(ctx, fs, src.Root)
 	if hintOK {
 		window = max(window, hint)
 	}
-	snaps := map[int64]Snapshot{}
+	snaps := map[int64]table.Snapshot{}
 	in := SelectInput{Options: o.Options, Now: o.Now}
 	for _, id := range ids {
 		t := int64(math.MaxInt64)
 		if id <= window {
-			s, err := ReadSnapshotFile(ctx, fs, SnapshotPath(src.Root, id))
+			s, err := table.ReadSnapshotFile(ctx, fs, table.SnapshotPath(src.Root, id))
 			if errors.Is(err, fileio.ErrNotExist) {
 				continue // expired concurrently
 			}
 			if err != nil {
-				return rep, damaged(src.Root, SnapshotPath(src.Root, id), "", err)
+				return rep, table.Damaged(src.Root, table.SnapshotPath(src.Root, id), "", err)
 			}
 			if s.ID != id {
 				return rep, fmt.Errorf("snapshot file %d holds id %d", id, s.ID)
 			}
-			snaps[id] = s
+			snaps[id] = *s
 			t = s.TimeMillis
 		}
 		in.Snapshots = append(in.Snapshots, SnapshotTime{ID: id, TimeMillis: t})
 	}
-	if in.Consumers, err = ReadConsumers(ctx, fs, src.Root); err != nil {
-		return rep, damaged(src.Root, fileio.Join(src.Root, "consumer"), "", err)
+	consumers, err := table.ReadConsumers(ctx, fs, src.Root)
+	if err != nil {
+		return rep, table.Damaged(src.Root, fileio.Join(src.Root, "consumer"), "", err)
+	}
+	for _, c := range consumers {
+		in.Consumers = append(in.Consumers, *c)
 	}
 	sel, err := Select(in)
 	if err != nil {
@@ -165,7 +170,7 @@ func Run(ctx context.Context, src Source, o RunOptions) (Report, error) {
 			if ok, err := fileio.Exists(ctx, fs, earliestPath); err != nil {
 				return rep, err
 			} else if !ok {
-				if err := writeHint(ctx, fs, earliestPath, sel.End); err != nil {
+				if err := table.WriteHint(ctx, fs, earliestPath, sel.End); err != nil {
 					return rep, err
 				}
 			}
@@ -173,49 +178,49 @@ func Run(ctx context.Context, src Source, o RunOptions) (Report, error) {
 		return rep, nil
 	}
 
-	var expiring []Snapshot
+	var expiring []table.Snapshot
 	for _, id := range sel.Expire {
 		if s, ok := snaps[id]; ok {
 			expiring = append(expiring, s)
 		}
 	}
-	var end *Snapshot
+	var end *table.Snapshot
 	if s, ok := snaps[sel.End]; ok {
 		end = &s
 	} else {
-		s, err := ReadSnapshotFile(ctx, fs, SnapshotPath(src.Root, sel.End))
+		s, err := table.ReadSnapshotFile(ctx, fs, table.SnapshotPath(src.Root, sel.End))
 		if err != nil && !errors.Is(err, fileio.ErrNotExist) {
-			return rep, damaged(src.Root, SnapshotPath(src.Root, sel.End), "", err)
+			return rep, table.Damaged(src.Root, table.SnapshotPath(src.Root, sel.End), "", err)
 		}
 		if err == nil {
-			end = &s
+			end = s
 		}
 	}
 	if end == nil {
 		return rep, fmt.Errorf("expire %s: retained snapshot %d vanished during the run", src.Root, sel.End)
 	}
-	tagList, err := ReadTags(ctx, fs, src.Root)
+	tagList, err := table.ReadTags(ctx, fs, src.Root)
 	if err != nil {
-		return rep, damaged(src.Root, fileio.Join(src.Root, "tag"), "", err)
+		return rep, table.Damaged(src.Root, fileio.Join(src.Root, "tag"), "", err)
 	}
-	tags := make([]Snapshot, len(tagList))
+	tags := make([]table.Snapshot, len(tagList))
 	for i, t := range tagList {
 		tags[i] = t.Snapshot
 	}
-	vanish := Vanish{FS: fs, Grace: o.VanishGrace}
+	vanish := reach.Vanish{FS: fs, Grace: o.VanishGrace}
 	condemned := int64(0)
 	if _, exists := snaps[hint]; hintOK && exists {
 		condemned = hint
 	}
-	missingOK := func(ctx context.Context, s Snapshot) (bool, error) {
+	missingOK := func(ctx context.Context, s table.Snapshot) (bool, error) {
 		if s.ID < condemned {
 			return true, nil
 		}
-		return vanish.MayBeMissing(ctx, SnapshotPath(src.Root, s.ID), src.Root, s.ID)
+		return vanish.MayBeMissing(ctx, table.SnapshotPath(src.Root, s.ID), src.Root, s.ID)
 	}
 	plan, err := PlanFiles(ctx, src.Meta, expiring, end, tags, missingOK)
 	if err != nil {
-		return rep, fmt.Errorf("expire %s: %w", src.Root, fillTable(err, src.Root))
+		return rep, fmt.Errorf("expire %s: %w", src.Root, table.WithTable(err, src.Root))
 	}
 	if err := protectKept(ctx, src, vanish, sel.End, &plan, &rep); err != nil {
 		return rep, err
@@ -257,13 +262,13 @@ func Run(ctx context.Context, src Source, o RunOptions) (Report, error) {
 		if ok, err := fileio.Exists(ctx, fs, earliestPath); err != nil {
 			return rep, err
 		} else if !ok {
-			if err := writeHint(ctx, fs, earliestPath, sel.End); err != nil {
+			if err := table.WriteHint(ctx, fs, earliestPath, sel.End); err != nil {
 				return rep, err
 			}
 		}
 		return rep, nil
 	}
-	if err := writeHint(ctx, fs, earliestPath, sel.End); err != nil {
+	if err := table.WriteHint(ctx, fs, earliestPath, sel.End); err != nil {
 		return rep, err
 	}
 	par := o.Parallelism
@@ -282,12 +287,12 @@ func Run(ctx context.Context, src Source, o RunOptions) (Report, error) {
 		}
 	}
 	for _, s := range expiring {
-		p := SnapshotPath(src.Root, s.ID)
+		p := table.SnapshotPath(src.Root, s.ID)
 		if err := fs.Delete(ctx, p); err != nil {
 			return rep, fmt.Errorf("expire %s: delete %s: %w", src.Root, p, err)
 		}
 	}
-	if err := writeHint(ctx, fs, earliestPath, sel.End); err != nil {
+	if err := table.WriteHint(ctx, fs, earliestPath, sel.End); err != nil {
 		return rep, err
 	}
 	return rep, nil
@@ -320,33 +325,12 @@ func cleanEmptyDirs(ctx context.Context, fs fileio.FileIO, root string, files []
 	}
 }
 
-func readHint(ctx context.Context, fs fileio.FileIO, path string) (int64, bool) {
-	data, err := fileio.ReadFile(ctx, fs, path)
-	if err != nil {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
-	if err != nil || n <= 0 {
-		return 0, false
-	}
-	return n, true
-}
-
-// writeHint overwrites a hint file with a decimal id and no newline, as
-// Paimon writes it.
-func writeHint(ctx context.Context, fs fileio.FileIO, path string, id int64) error {
-	if err := fileio.WriteFile(ctx, fs, path, []byte(strconv.FormatInt(id, 10))); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
 // protectKept reads every metadata file reachable from what the run keeps
 // (main's snapshots from end on, its tags and long-lived changelogs, every
 // branch's snapshots and tags) and removes from the plan any file one of
 // them reaches, reporting it in rep.Protected. Any unreadable file is a
-// *DamagedError.
-func protectKept(ctx context.Context, src Source, vanish Vanish, end int64, plan *Plan, rep *Report) error {
+// *table.DamagedError.
+func protectKept(ctx context.Context, src reach.Source, vanish reach.Vanish, end int64, plan *Plan, rep *Report) error {
 	// Data files are protected when live in a kept root; manifest-level
 	// files, index and statistics files when merely named by one.
 	plannedData, planned := map[string]bool{}, map[string]bool{}
@@ -362,7 +346,7 @@ func protectKept(ctx context.Context, src Source, vanish Vanish, end int64, plan
 		planned[f.Name] = true
 	}
 	reached := map[string]bool{}
-	r := &Reacher{Src: src, Vanish: vanish,
+	r := &reach.Reacher{Src: src, Vanish: vanish,
 		Mark: func(name string) {
 			if planned[name] {
 				reached[name] = true
@@ -371,16 +355,16 @@ func protectKept(ctx context.Context, src Source, vanish Vanish, end int64, plan
 		Track:    func(name string) bool { return plannedData[name] },
 		MarkLive: func(name string) { reached[name] = true },
 	}
-	roots, err := KeptRoots(ctx, src, src.Root, "", end)
+	roots, err := reach.KeptRoots(ctx, src, src.Root, "", end)
 	if err != nil {
 		return err
 	}
-	branchRoots, names, err := BranchRoots(ctx, src.FS, src.Root)
+	branchRoots, names, err := table.BranchRoots(ctx, src.FS, src.Root)
 	if err != nil {
-		return fillTable(err, src.Root)
+		return table.WithTable(err, src.Root)
 	}
 	for i, b := range branchRoots {
-		more, err := KeptRoots(ctx, src, b, names[i], 0)
+		more, err := reach.KeptRoots(ctx, src, b, names[i], 0)
 		if err != nil {
 			return err
 		}
@@ -445,8 +429,8 @@ func protectKept(ctx context.Context, src Source, vanish Vanish, end int64, plan
 // symbolic link inside the table (Paimon never creates one) must not lead a
 // deletion out of it. Files outside the root (data-file.external-paths) are
 // where the table's metadata puts them and are not checked.
-func confined(ctx context.Context, src Source, rep *Report) error {
-	cf, err := NewConfine(ctx, src.FS, src.Root)
+func confined(ctx context.Context, src reach.Source, rep *Report) error {
+	cf, err := table.NewConfine(ctx, src.FS, src.Root)
 	if err != nil {
 		return fmt.Errorf("expire %s: %w", src.Root, err)
 	}
@@ -463,7 +447,7 @@ func confined(ctx context.Context, src Source, rep *Report) error {
 	}
 	var snapFiles, consumers []string
 	for _, id := range rep.Snapshots {
-		snapFiles = append(snapFiles, SnapshotPath(src.Root, id))
+		snapFiles = append(snapFiles, table.SnapshotPath(src.Root, id))
 	}
 	for _, c := range rep.Consumers {
 		consumers = append(consumers, fileio.Join(src.Root, "consumer", "consumer-"+c))

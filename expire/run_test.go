@@ -13,6 +13,7 @@ import (
 	"github.com/compactd/compactd/expire"
 	"github.com/compactd/compactd/expire/expiretest"
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table"
 )
 
 // history builds a deterministic random table: n commits, a minute apart
@@ -57,7 +58,7 @@ func referenced(t *testing.T, sim *expiretest.Table, end int64) map[string]bool 
 			}
 		}
 	}
-	tags, err := expire.ReadTags(ctx, sim.FS, sim.Root)
+	tags, err := table.ReadTags(ctx, sim.FS, sim.Root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestRunNeverDeletesRetainedFiles(t *testing.T) {
 						}
 					}
 				}
-				ids, _ := expire.ListIDs(ctx, fs, fileio.Join(root, "snapshot"), "snapshot-")
+				ids, _ := table.ListIDs(ctx, fs, fileio.Join(root, "snapshot"), "snapshot-")
 				if len(ids) > 0 && ids[0] != rep.End {
 					t.Fatalf("round %d: earliest snapshot %d after run, want End %d", round, ids[0], rep.End)
 				}

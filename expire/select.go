@@ -13,6 +13,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/compactd/compactd/table"
 )
 
 // SnapshotTime is one existing snapshot as Select needs it.
@@ -21,20 +23,12 @@ type SnapshotTime struct {
 	TimeMillis int64 // commit time, epoch milliseconds
 }
 
-// Consumer is one consumer-<id> file: a reader that will read NextSnapshot
-// next, so that snapshot and all later ones must survive.
-type Consumer struct {
-	ID           string
-	NextSnapshot int64
-	ModTime      time.Time // modification time of the consumer file
-}
-
 // SelectInput is everything Select decides on.
 type SelectInput struct {
 	// Snapshots are the snapshot files that exist, in any order. Gaps in the
 	// ids are allowed (a crashed expiration or a manual deletion leaves them).
 	Snapshots []SnapshotTime
-	Consumers []Consumer
+	Consumers []table.Consumer
 	Options   Options
 	Now       time.Time
 }

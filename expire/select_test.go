@@ -1,11 +1,12 @@
 package expire
 
 import (
-	"github.com/compactd/compactd/table"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/compactd/compactd/table"
 )
 
 var now = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -57,12 +58,12 @@ func TestSelect(t *testing.T) {
 		{name: "num-retained.max expires young snapshots too",
 			in: SelectInput{Snapshots: hist(1, rng(1, 10)...), Options: with(func(o *Options) { o.RetainMin, o.RetainMax = 3, 5 })}, wantEnd: 6, wantN: 5},
 		{name: "a consumer's nextSnapshot is never expired",
-			in: SelectInput{Snapshots: hist(120, rng(1, 30)...), Consumers: []Consumer{{ID: "c", NextSnapshot: 4, ModTime: now}}, Options: def}, wantEnd: 4, wantN: 3},
+			in: SelectInput{Snapshots: hist(120, rng(1, 30)...), Consumers: []table.Consumer{{ID: "c", NextSnapshot: 4, ModTime: now}}, Options: def}, wantEnd: 4, wantN: 3},
 		{name: "an expired consumer no longer protects and is reported",
-			in: SelectInput{Snapshots: hist(120, rng(1, 30)...), Consumers: []Consumer{{ID: "c", NextSnapshot: 4, ModTime: now.Add(-2 * time.Hour)}},
+			in: SelectInput{Snapshots: hist(120, rng(1, 30)...), Consumers: []table.Consumer{{ID: "c", NextSnapshot: 4, ModTime: now.Add(-2 * time.Hour)}},
 				Options: with(func(o *Options) { o.ConsumerExpiration = time.Hour })}, wantEnd: 21, wantN: 20, wantCons: []string{"c"}},
 		{name: "consumers bound only changelog expiry when consumer.changelog-only",
-			in: SelectInput{Snapshots: hist(120, rng(1, 30)...), Consumers: []Consumer{{ID: "c", NextSnapshot: 4, ModTime: now}},
+			in: SelectInput{Snapshots: hist(120, rng(1, 30)...), Consumers: []table.Consumer{{ID: "c", NextSnapshot: 4, ModTime: now}},
 				Options: with(func(o *Options) { o.ConsumerChangelogOnly = true })}, wantEnd: 21, wantN: 20},
 		{name: "snapshot.expire.limit caps one run",
 			in: SelectInput{Snapshots: hist(120, rng(1, 100)...), Options: def}, wantEnd: 51, wantN: 50},
@@ -129,9 +130,9 @@ func TestSelectInvariants(t *testing.T) {
 		}
 		o.Limit = 1 + r.IntN(30)
 		o.TimeRetained = time.Duration(r.IntN(200)) * time.Minute
-		var cons []Consumer
+		var cons []table.Consumer
 		if r.IntN(3) == 0 {
-			cons = append(cons, Consumer{ID: "a", NextSnapshot: first + int64(r.IntN(n+2)), ModTime: now})
+			cons = append(cons, table.Consumer{ID: "a", NextSnapshot: first + int64(r.IntN(n+2)), ModTime: now})
 		}
 		r.Shuffle(len(snaps), func(i, j int) { snaps[i], snaps[j] = snaps[j], snaps[i] })
 		sel, err := Select(SelectInput{Snapshots: snaps, Consumers: cons, Options: o, Now: now})

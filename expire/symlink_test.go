@@ -12,6 +12,7 @@ import (
 	"github.com/compactd/compactd/expire/expiretest"
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/reach"
 )
 
 // A bucket directory of a Java table moved elsewhere and linked back: the
@@ -34,8 +35,8 @@ func TestExpireDoesNotDeleteThroughALinkedDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	beforeTable, beforeOutside := expiretest.Tree(t, root), expiretest.Tree(t, outside)
-	_, err = expire.Run(ctx, expire.TableSource(tbl), expireAll(now))
-	var de *expire.DamagedError
+	_, err = expire.Run(ctx, reach.TableSource(tbl), expireAll(now))
+	var de *table.DamagedError
 	if !errors.As(err, &de) || !strings.Contains(de.File, filepath.Join(root, "f1=10")) {
 		t.Fatalf("want a DamagedError for a file under the linked %s, got %v", filepath.Join(root, "f1=10"), err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/compactd/compactd/fileio"
@@ -187,28 +186,13 @@ func rollback(ctx context.Context, t *table.Table, target *table.Snapshot, fromT
 // points changelog/LATEST at id (-1 when none is left), as
 // RollbackHelper.cleanLongLivedChangelogs does.
 func rollbackChangelogs(ctx context.Context, t *table.Table, id int64) ([]int64, error) {
-	dir := t.Paths().ChangelogDir()
-	infos, err := t.FileIO().List(ctx, dir)
-	if errors.Is(err, fileio.ErrNotExist) {
-		return nil, nil
-	}
+	ids, err := t.ChangelogIDs(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", dir, err)
-	}
-	var ids []int64
-	for _, fi := range infos {
-		if fi.IsDir || len(fi.Name) <= len("changelog-") || fi.Name[:len("changelog-")] != "changelog-" {
-			continue
-		}
-		n, err := strconv.ParseInt(fi.Name[len("changelog-"):], 10, 64)
-		if err == nil {
-			ids = append(ids, n)
-		}
+		return nil, err
 	}
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	slices.Sort(ids)
 	var doomed []int64
 	for _, n := range slices.Backward(ids) {
 		if n <= id {
@@ -224,8 +208,8 @@ func rollbackChangelogs(ctx context.Context, t *table.Table, id int64) ([]int64,
 	if len(doomed) < len(ids) {
 		hint = id
 	}
-	if err := fileio.WriteFile(ctx, t.FileIO(), fileio.Join(dir, "LATEST"), []byte(strconv.FormatInt(hint, 10))); err != nil {
-		return nil, fmt.Errorf("write changelog LATEST hint: %w", err)
+	if err := t.WriteChangelogLatestHint(ctx, hint); err != nil {
+		return nil, fmt.Errorf("changelog LATEST: %w", err)
 	}
 	for _, n := range doomed {
 		if err := t.FileIO().Delete(ctx, t.Paths().ChangelogPath(n)); err != nil && !errors.Is(err, fileio.ErrNotExist) {

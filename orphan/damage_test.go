@@ -15,6 +15,7 @@ import (
 	"github.com/compactd/compactd/maint"
 	"github.com/compactd/compactd/orphan"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/reach"
 )
 
 // damageCase prepares a copy of a Java-written table and names the
@@ -27,7 +28,7 @@ type damageCase struct {
 
 func latestOf(t *testing.T, metaRoot string) *table.Snapshot {
 	t.Helper()
-	ids, err := expire.ListIDs(context.Background(), fileio.NewLocal(), metaRoot+"/snapshot", "snapshot-")
+	ids, err := table.ListIDs(context.Background(), fileio.NewLocal(), metaRoot+"/snapshot", "snapshot-")
 	if err != nil || len(ids) == 0 {
 		t.Fatalf("snapshots of %s: %v %v", metaRoot, ids, err)
 	}
@@ -36,7 +37,7 @@ func latestOf(t *testing.T, metaRoot string) *table.Snapshot {
 
 func snapshotOf(t *testing.T, metaRoot string, id int64) *table.Snapshot {
 	t.Helper()
-	b, err := os.ReadFile(expire.SnapshotPath(metaRoot, id))
+	b, err := os.ReadFile(table.SnapshotPath(metaRoot, id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func strictExpire(ctx context.Context, root string) (expire.Report, error) {
 	}
 	o := expire.DefaultOptions()
 	o.RetainMin, o.RetainMax, o.TimeRetained = 1, 1, time.Millisecond
-	return expire.Run(ctx, expire.TableSource(tbl), expire.RunOptions{Options: o, Now: time.Now(), VanishGrace: -1})
+	return expire.Run(ctx, reach.TableSource(tbl), expire.RunOptions{Options: o, Now: time.Now(), VanishGrace: -1})
 }
 
 func orphanRun(ctx context.Context, root string) (orphan.Report, error) {
@@ -107,7 +108,7 @@ func damageCases() []damageCase {
 			// snapshot 3's manifest lists now.
 			o := expire.DefaultOptions()
 			o.RetainMin, o.RetainMax, o.TimeRetained = 5, 5, time.Millisecond
-			rep, err := expire.Run(ctx, expire.TableSource(tbl), expire.RunOptions{Options: o, Now: time.Now()})
+			rep, err := expire.Run(ctx, reach.TableSource(tbl), expire.RunOptions{Options: o, Now: time.Now()})
 			if err != nil || rep.End != 4 {
 				t.Fatalf("expire of the healthy table: End %d, %v", rep.End, err)
 			}
@@ -184,7 +185,7 @@ func checkReferencedExist(t *testing.T, root string) {
 
 // Issue 12 item 3: a missing, truncated, corrupt or unreadable metadata file
 // that something kept still reaches makes expire and orphan fail with an
-// *expire.DamagedError naming the table and the file, and leaves the table
+// *table.DamagedError naming the table and the file, and leaves the table
 // directory byte for byte as it was. (chmod 000 is not a variant: the tests
 // run as root, for whom it does not stop reads; Unreadable puts a directory
 // in the file's place instead.)
@@ -212,9 +213,9 @@ func TestDamagedMetadataStopsExpireAndOrphan(t *testing.T) {
 					if err == nil {
 						t.Fatalf("%s succeeded on a table whose %s is %s", op.name, filepath.Base(target), d)
 					}
-					var de *expire.DamagedError
+					var de *table.DamagedError
 					if !errors.As(err, &de) {
-						t.Errorf("want an *expire.DamagedError, got %T: %v", err, err)
+						t.Errorf("want an *table.DamagedError, got %T: %v", err, err)
 					}
 					if msg := err.Error(); !strings.Contains(msg, root) || !strings.Contains(msg, filepath.Base(target)) {
 						t.Errorf("error does not name the table %s and the file %s: %v", root, filepath.Base(target), err)
@@ -242,7 +243,7 @@ func TestOrphanCleansAfterAnExpirationCrashedAtEveryStep(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = expire.Run(ctx, expire.TableSource(tbl), ro)
+		_, err = expire.Run(ctx, reach.TableSource(tbl), ro)
 		if err == nil {
 			if k < 5 {
 				t.Fatalf("expire finished after %d operations", k)
@@ -306,11 +307,11 @@ func TestExpireKeepsWhatABranchNeeds(t *testing.T) {
 	if err := os.MkdirAll(b+"/snapshot", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(expire.SnapshotPath(root, 3))
+	data, err := os.ReadFile(table.SnapshotPath(root, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(expire.SnapshotPath(b, 3), data, 0o644); err != nil {
+	if err := os.WriteFile(table.SnapshotPath(b, 3), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := strictExpire(ctx, root)

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compactd/compactd/expire"
 	"github.com/compactd/compactd/expire/expiretest"
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/orphan"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/reach"
 )
 
 const fixtures = "../../shared/fixtures/paimon-cpp/parquet"
@@ -45,12 +45,12 @@ func referencedPaths(t *testing.T, root string) []string {
 		}
 	}
 	for _, mr := range metaRoots {
-		ids, err := expire.ListIDs(ctx, fs, mr+"/snapshot", "snapshot-")
+		ids, err := table.ListIDs(ctx, fs, mr+"/snapshot", "snapshot-")
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range ids {
-			b, err := fileio.ReadFile(ctx, fs, expire.SnapshotPath(mr, id))
+			b, err := fileio.ReadFile(ctx, fs, table.SnapshotPath(mr, id))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -248,10 +248,10 @@ func TestRunOnJavaTableCrashAtEveryStep(t *testing.T) {
 	}
 }
 
-func expireSource(t *testing.T, fs fileio.FileIO, root string) expire.Source {
+func expireSource(t *testing.T, fs fileio.FileIO, root string) reach.Source {
 	tbl, err := table.OpenPath(context.Background(), fs, root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return expire.TableSource(tbl)
+	return reach.TableSource(tbl)
 }

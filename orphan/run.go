@@ -8,8 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/compactd/compactd/expire"
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/reach"
 )
 
 // RunOptions configure one cleanup.
@@ -22,7 +23,7 @@ type RunOptions struct {
 	Parallelism int
 	// VanishGrace is how long to wait, when a file a snapshot or tag
 	// reaches is missing, for a concurrent expiration to remove that
-	// snapshot or tag too (0: expire.DefaultVanishGrace; negative: do not
+	// snapshot or tag too (0: reach.DefaultVanishGrace; negative: do not
 	// wait).
 	VanishGrace time.Duration
 }
@@ -59,10 +60,10 @@ type Report struct {
 // expiration, waited for up to VanishGrace) or, for a snapshot, when it lies
 // below a trusted EARLIEST hint (condemned by an expiration in progress).
 // Anything else missing, unreadable or corrupt returns an
-// *expire.DamagedError naming the table and the file, and nothing is
+// *table.DamagedError naming the table and the file, and nothing is
 // deleted. Any other listing or read error aborts the run too.
 // Files under data-file.external-paths are not scanned.
-func Run(ctx context.Context, src expire.Source, o RunOptions) (Report, error) {
+func Run(ctx context.Context, src reach.Source, o RunOptions) (Report, error) {
 	rep := Report{DryRun: o.DryRun}
 	if o.Now.IsZero() {
 		return rep, errors.New("orphan: RunOptions.Now is required")
@@ -83,15 +84,15 @@ func Run(ctx context.Context, src expire.Source, o RunOptions) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	branches, branchNames, err := expire.BranchRoots(ctx, fsys, root)
+	branches, branchNames, err := table.BranchRoots(ctx, fsys, root)
 	if err != nil {
 		return rep, fmt.Errorf("orphan %s: %w", root, err)
 	}
 	branches = append([]string{root}, branches...)
 	branchNames = append([]string{""}, branchNames...)
 
-	// 1. List, never following a symbolic link (see expire.Confine).
-	cf, err := expire.NewConfine(ctx, fsys, root)
+	// 1. List, never following a symbolic link (see table.Confine).
+	cf, err := table.NewConfine(ctx, fsys, root)
 	if err != nil {
 		return rep, fmt.Errorf("orphan %s: %w", root, err)
 	}
@@ -159,13 +160,13 @@ func Run(ctx context.Context, src expire.Source, o RunOptions) (Report, error) {
 
 	// 2. Collect references, only of candidate names (bounded memory).
 	used := map[string]bool{}
-	reacher := &expire.Reacher{Src: src, Vanish: expire.Vanish{FS: fsys, Grace: o.VanishGrace}, TagChangelogs: true, Mark: func(name string) {
+	reacher := &reach.Reacher{Src: src, Vanish: reach.Vanish{FS: fsys, Grace: o.VanishGrace}, TagChangelogs: true, Mark: func(name string) {
 		if names[name] {
 			used[name] = true
 		}
 	}}
 	for i, b := range branches {
-		roots, err := expire.KeptRoots(ctx, src, b, branchNames[i], 0)
+		roots, err := reach.KeptRoots(ctx, src, b, branchNames[i], 0)
 		if err != nil {
 			return rep, fmt.Errorf("orphan %s: %w", root, err)
 		}
@@ -223,7 +224,7 @@ type schemaInfo struct {
 }
 
 func latestSchema(ctx context.Context, fsys fileio.FileIO, branchRoot string) (schemaInfo, error) {
-	ids, err := expire.ListIDs(ctx, fsys, fileio.Join(branchRoot, "schema"), "schema-")
+	ids, err := table.ListIDs(ctx, fsys, fileio.Join(branchRoot, "schema"), "schema-")
 	if err != nil {
 		return schemaInfo{}, err
 	}
@@ -246,7 +247,7 @@ func latestSchema(ctx context.Context, fsys fileio.FileIO, branchRoot string) (s
 // '=') and returns the bucket-* directories beneath. Partition directories
 // without buckets and empty bucket directories older than cutoff are added
 // to empty.
-func listBucketDirs(ctx context.Context, cf *expire.Confine, dir string, levels int, empty *[]string, cutoff time.Time) ([]string, error) {
+func listBucketDirs(ctx context.Context, cf *table.Confine, dir string, levels int, empty *[]string, cutoff time.Time) ([]string, error) {
 	ents, err := cf.List(ctx, dir)
 	if err != nil {
 		return nil, err

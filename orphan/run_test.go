@@ -15,6 +15,7 @@ import (
 	"github.com/compactd/compactd/expire/expiretest"
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/orphan"
+	"github.com/compactd/compactd/table"
 )
 
 const root = "/wh/db.db/t"
@@ -98,20 +99,20 @@ func build(t *testing.T, seed uint64) *env {
 func intact(t *testing.T, e *env) {
 	t.Helper()
 	ctx := context.Background()
-	ids, err := expire.ListIDs(ctx, e.fs, root+"/snapshot", "snapshot-")
+	ids, err := table.ListIDs(ctx, e.fs, root+"/snapshot", "snapshot-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var check []expire.Snapshot
+	var check []table.Snapshot
 	for _, id := range ids {
-		s, err := expire.ReadSnapshotFile(ctx, e.fs, expire.SnapshotPath(root, id))
+		s, err := table.ReadSnapshotFile(ctx, e.fs, table.SnapshotPath(root, id))
 		if err != nil {
 			t.Fatal(err)
 		}
-		check = append(check, s)
+		check = append(check, *s)
 	}
 	nsnap := len(check)
-	tags, _ := expire.ReadTags(ctx, e.fs, root)
+	tags, _ := table.ReadTags(ctx, e.fs, root)
 	for _, tg := range tags {
 		check = append(check, tg.Snapshot)
 	}
@@ -250,15 +251,15 @@ func TestRunProtectsBranches(t *testing.T) {
 	ctx := context.Background()
 	for _, withBranch := range []bool{true, false} {
 		e := build(t, 11)
-		ids, _ := expire.ListIDs(ctx, e.fs, root+"/snapshot", "snapshot-")
+		ids, _ := table.ListIDs(ctx, e.fs, root+"/snapshot", "snapshot-")
 		first := ids[0]
-		data, _ := fileio.ReadFile(ctx, e.fs, expire.SnapshotPath(root, first))
-		s, _ := expire.ParseSnapshot(data)
+		data, _ := fileio.ReadFile(ctx, e.fs, table.SnapshotPath(root, first))
+		s, _ := table.ParseSnapshot(data)
 		if withBranch {
 			if err := fileio.WriteFile(ctx, e.fs, root+"/branch/branch-b/schema/schema-0", []byte(`{"id":0,"partitionKeys":["p"],"options":{}}`)); err != nil {
 				t.Fatal(err)
 			}
-			if err := fileio.WriteFile(ctx, e.fs, expire.SnapshotPath(root+"/branch/branch-b", first), data); err != nil {
+			if err := fileio.WriteFile(ctx, e.fs, table.SnapshotPath(root+"/branch/branch-b", first), data); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -270,7 +271,7 @@ func TestRunProtectsBranches(t *testing.T) {
 			}
 		}
 		for _, id := range ids {
-			_ = e.fs.Delete(ctx, expire.SnapshotPath(root, id))
+			_ = e.fs.Delete(ctx, table.SnapshotPath(root, id))
 		}
 		_ = e.fs.Delete(ctx, root+"/snapshot/EARLIEST")
 		for _, tg := range mustTags(t, e) {
@@ -281,7 +282,7 @@ func TestRunProtectsBranches(t *testing.T) {
 			t.Fatal(err)
 		}
 		lost := 0
-		for _, p := range e.sim.Files(s, false) {
+		for _, p := range e.sim.Files(*s, false) {
 			if !exists(t, e, p) {
 				lost++
 			}
@@ -295,8 +296,8 @@ func TestRunProtectsBranches(t *testing.T) {
 	}
 }
 
-func mustTags(t *testing.T, e *env) []expire.Tag {
-	tags, err := expire.ReadTags(context.Background(), e.fs, root)
+func mustTags(t *testing.T, e *env) []*table.Tag {
+	tags, err := table.ReadTags(context.Background(), e.fs, root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compactd/compactd/expire"
 	"github.com/compactd/compactd/expire/expiretest"
+	"github.com/compactd/compactd/table"
 )
 
 // Issue 12 item 4: a symbolic link inside a table directory (a linked
@@ -96,7 +96,7 @@ func TestOrphanRefusesSymlinksInTheTable(t *testing.T) {
 			if diff := expiretest.DiffTrees(beforeTable, expiretest.Tree(t, root)); diff != "" {
 				t.Errorf("the table changed:\n%s", diff)
 			}
-			var de *expire.DamagedError
+			var de *table.DamagedError
 			if !errors.As(err, &de) || !strings.Contains(err.Error(), filepath.Join(root, c.link)) {
 				t.Fatalf("want a DamagedError naming %s, got %v", filepath.Join(root, c.link), err)
 			}

@@ -6,7 +6,6 @@ import (
 	"net"
 	"syscall"
 
-	"github.com/compactd/compactd/expire"
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
 )
@@ -56,7 +55,7 @@ func permanent(err error) error {
 // Classify decides how a job failure is handled.
 func Classify(err error) Class {
 	var perm *PermanentError
-	var damaged *expire.DamagedError
+	var damaged *table.DamagedError
 	var conflict *table.ConflictError
 	var netErr net.Error
 	switch {

@@ -15,6 +15,7 @@ import (
 	"github.com/compactd/compactd/planner"
 	"github.com/compactd/compactd/policy"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/reach"
 )
 
 // Runner runs the jobs. PackageRunner calls compact, expire and orphan;
@@ -35,7 +36,7 @@ func (PackageRunner) Compact(ctx context.Context, t *table.Table, o compact.Opti
 
 // Expire runs expire.Run on the table's main branch.
 func (PackageRunner) Expire(ctx context.Context, t *table.Table, o expire.RunOptions) (expire.Report, error) {
-	return expire.Run(ctx, expire.TableSource(t), o)
+	return expire.Run(ctx, reach.TableSource(t), o)
 }
 
 // Orphan runs orphan.RunTable.

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compactd/compactd/expire"
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
 )
@@ -91,7 +90,7 @@ func TestErrorsAreClassified(t *testing.T) {
 		{"an invalid table name is permanent", fmt.Errorf("open: %w", table.ErrInvalidName), Permanent},
 		{"a missing file is unknown", fmt.Errorf("open: %w", fileio.ErrNotExist), Unknown},
 		{"damaged metadata found by expire or orphan is permanent", fmt.Errorf("orphan t: %w",
-			&expire.DamagedError{Table: "t", File: "manifest-list-1", By: "snapshot 3", Err: fmt.Errorf("read: %w", fileio.ErrNotExist)}), Permanent},
+			&table.DamagedError{Table: "t", File: "manifest-list-1", By: "snapshot 3", Err: fmt.Errorf("read: %w", fileio.ErrNotExist)}), Permanent},
 		{"anything else is unknown", errors.New("parquet: bad magic"), Unknown},
 	}
 	for _, c := range cases {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -215,6 +214,24 @@ func (t *Table) Snapshot(ctx context.Context, id int64) (*Snapshot, error) {
 	return s, nil
 }
 
+// ChangelogIDs lists changelog/ and returns the ids of the long-lived
+// changelog files, ascending; none when the directory does not exist.
+func (t *Table) ChangelogIDs(ctx context.Context) ([]int64, error) {
+	ids, err := listIDs(ctx, t.fio, t.paths.ChangelogDir(), ChangelogPrefix)
+	if errors.Is(err, fileio.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.path, err)
+	}
+	return ids, nil
+}
+
+// WriteChangelogLatestHint overwrites changelog/LATEST with id.
+func (t *Table) WriteChangelogLatestHint(ctx context.Context, id int64) error {
+	return t.writeHint(ctx, fileio.Join(t.paths.ChangelogDir(), hintLatest), id)
+}
+
 // LatestSnapshotID is the largest listed snapshot id; ErrNoSnapshot if none.
 func (t *Table) LatestSnapshotID(ctx context.Context) (int64, error) {
 	ids, err := t.SnapshotIDs(ctx)
@@ -268,18 +285,7 @@ func (t *Table) ReadEarliestHint(ctx context.Context) (id int64, ok bool, err er
 }
 
 func (t *Table) readHint(ctx context.Context, path string) (int64, bool, error) {
-	data, err := fileio.ReadFile(ctx, t.fio, path)
-	if errors.Is(err, fileio.ErrNotExist) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, fmt.Errorf("read hint %s: %w", path, err)
-	}
-	id, perr := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
-	if perr != nil {
-		return 0, false, nil
-	}
-	return id, true, nil
+	return ReadHint(ctx, t.fio, path)
 }
 
 // WriteLatestHint overwrites snapshot/LATEST with id (decimal, no newline).
@@ -293,10 +299,7 @@ func (t *Table) WriteEarliestHint(ctx context.Context, id int64) error {
 }
 
 func (t *Table) writeHint(ctx context.Context, path string, id int64) error {
-	if err := fileio.WriteFile(ctx, t.fio, path, []byte(strconv.FormatInt(id, 10))); err != nil {
-		return fmt.Errorf("write hint %s: %w", path, err)
-	}
-	return nil
+	return WriteHint(ctx, t.fio, path, id)
 }
 
 // TagNames lists tag/ and returns the tag names, sorted.

@@ -1,14 +1,10 @@
 package table
 
 import (
-	"context"
 	"fmt"
 	"math/big"
-	"strconv"
 	"strings"
 	"time"
-
-	"github.com/compactd/compactd/fileio"
 )
 
 // Tag is a tag/tag-<name> file: a snapshot plus the tag's creation time and
@@ -155,41 +151,4 @@ func javaDurationSeconds(d time.Duration) string {
 		n = -n
 	}
 	return fmt.Sprintf("%s%d.%09d", sign, n/int64(time.Second), n%int64(time.Second))
-}
-
-// listVersioned lists dir and returns the suffixes of the file names that
-// start with prefix (e.g. tag names, consumer ids).
-func listVersioned(ctx context.Context, fio fileio.FileIO, dir, prefix string) ([]string, error) {
-	infos, err := fio.List(ctx, dir)
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", dir, err)
-	}
-	var out []string
-	for _, fi := range infos {
-		if fi.IsDir || !strings.HasPrefix(fi.Name, prefix) {
-			continue
-		}
-		out = append(out, strings.TrimPrefix(fi.Name, prefix))
-	}
-	return out, nil
-}
-
-// listIDs lists dir and returns the numeric ids of files named
-// <prefix><id>, ascending. Names whose suffix is not a number are skipped
-// (Java ≤2.0 would throw on them; HEAD skips them).
-func listIDs(ctx context.Context, fio fileio.FileIO, dir, prefix string) ([]int64, error) {
-	names, err := listVersioned(ctx, fio, dir, prefix)
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]int64, 0, len(names))
-	for _, n := range names {
-		id, err := strconv.ParseInt(n, 10, 64)
-		if err != nil {
-			continue
-		}
-		ids = append(ids, id)
-	}
-	sortInt64s(ids)
-	return ids, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/scan"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/reach"
 )
 
 func TestParseTimeVReadsPeakRSSAndWallClock(t *testing.T) {
@@ -159,7 +160,7 @@ func TestGeneratedExpirationMetadataExpiresAllButTheLatest(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.RetainMin, o.RetainMax, o.TimeRetained, o.Limit = 1, 1, time.Millisecond, snaps
-	rep, err := expire.Run(ctx, expire.TableSource(tbl), expire.RunOptions{Options: o, Now: time.Now(), DryRun: true})
+	rep, err := expire.Run(ctx, reach.TableSource(tbl), expire.RunOptions{Options: o, Now: time.Now(), DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/compactd/compactd/expire"
 	"github.com/compactd/compactd/orphan"
+	"github.com/compactd/compactd/table/reach"
 )
 
 func newExpireCmd() *cobra.Command {
@@ -47,7 +48,7 @@ reaches is missing, unreadable or corrupt.`,
 			if cmd.Flags().Changed("limit") {
 				o.Limit = limit
 			}
-			rep, err := expire.Run(ctx, expire.TableSource(t), expire.RunOptions{Options: o, Now: time.Now(), DryRun: dryRun})
+			rep, err := expire.Run(ctx, reach.TableSource(t), expire.RunOptions{Options: o, Now: time.Now(), DryRun: dryRun})
 			if err != nil {
 				return err
 			}

@@ -3,7 +3,7 @@
 // level upgrades), changelog files, index and statistics files, manifest
 // merges, tags and consumers. Every file the metadata names is written as a
 // small placeholder, so deletions and crashes act on real files; the Avro
-// metadata itself is kept in memory and served through expire.Metadata,
+// metadata itself is kept in memory and served through reach.Metadata,
 // which reports a metadata file as missing once it is deleted from the store.
 package expiretest
 
@@ -16,8 +16,9 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/compactd/compactd/expire"
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/reach"
 )
 
 // Table is a simulated table.
@@ -27,36 +28,36 @@ type Table struct {
 	rng  *rand.Rand
 
 	lists     map[string][]string
-	manifests map[string][]expire.DataEntry
-	indexes   map[string][]expire.IndexFile
+	manifests map[string][]reach.DataEntry
+	indexes   map[string][]reach.IndexFile
 
 	// state after the latest commit
 	latest     int64
 	timeMillis int64
 	base       []string // manifests of the latest snapshot (base + delta)
-	live       map[string]expire.DataEntry
-	liveIndex  []expire.IndexFile
+	live       map[string]reach.DataEntry
+	liveIndex  []reach.IndexFile
 	indexMan   string
 	stats      string
 	counter    int
-	staged     *expire.Snapshot
+	staged     *table.Snapshot
 
 	// Snapshots holds every snapshot ever committed, by id.
-	Snapshots map[int64]expire.Snapshot
+	Snapshots map[int64]table.Snapshot
 }
 
 // New creates an empty simulated table under root.
 func New(fs fileio.FileIO, root string, seed uint64) *Table {
 	return &Table{
 		Root: root, FS: fs, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		lists: map[string][]string{}, manifests: map[string][]expire.DataEntry{},
-		indexes: map[string][]expire.IndexFile{}, live: map[string]expire.DataEntry{},
-		timeMillis: 1_700_000_000_000, Snapshots: map[int64]expire.Snapshot{},
+		lists: map[string][]string{}, manifests: map[string][]reach.DataEntry{},
+		indexes: map[string][]reach.IndexFile{}, live: map[string]reach.DataEntry{},
+		timeMillis: 1_700_000_000_000, Snapshots: map[int64]table.Snapshot{},
 	}
 }
 
-// Source returns the expire.Source of the table.
-func (t *Table) Source() expire.Source { return expire.Source{FS: t.FS, Root: t.Root, Meta: t} }
+// Source returns the reach.Source of the table.
+func (t *Table) Source() reach.Source { return reach.Source{FS: t.FS, Root: t.Root, Meta: t} }
 
 // Latest returns the latest committed snapshot id.
 func (t *Table) Latest() int64 { return t.latest }
@@ -73,7 +74,7 @@ func (t *Table) touch(ctx context.Context, path string) error {
 	return fileio.WriteFile(ctx, t.FS, path, []byte("x"))
 }
 
-func (t *Table) writeManifest(ctx context.Context, entries []expire.DataEntry) (string, error) {
+func (t *Table) writeManifest(ctx context.Context, entries []reach.DataEntry) (string, error) {
 	n := t.name("manifest-")
 	t.manifests[n] = entries
 	return n, t.touch(ctx, fileio.Join(t.Root, "manifest", n))
@@ -85,12 +86,12 @@ func (t *Table) writeList(ctx context.Context, manifests []string) (string, erro
 	return n, t.touch(ctx, fileio.Join(t.Root, "manifest", n))
 }
 
-func (t *Table) newDataFile(ctx context.Context, prefix string, level int32) (expire.DataEntry, error) {
+func (t *Table) newDataFile(ctx context.Context, prefix string, level int32) (reach.DataEntry, error) {
 	part := t.rng.IntN(3)
 	bucket := int32(t.rng.IntN(2))
 	dir := fileio.Join(t.Root, fmt.Sprintf("p=%d", part), fmt.Sprintf("bucket-%d", bucket))
 	n := t.name(prefix) + ".parquet"
-	e := expire.DataEntry{Kind: expire.Add, Partition: strconv.Itoa(part), Bucket: bucket, Level: level, Name: n, Path: fileio.Join(dir, n)}
+	e := reach.DataEntry{Kind: reach.Add, Partition: strconv.Itoa(part), Bucket: bucket, Level: level, Name: n, Path: fileio.Join(dir, n)}
 	if prefix == "data-" && t.rng.IntN(4) == 0 {
 		e.ExtraPaths = []string{e.Path + ".index"}
 		if err := t.touch(ctx, e.ExtraPaths[0]); err != nil {
@@ -112,7 +113,7 @@ func (t *Table) Commit(ctx context.Context, advanceMillis int64) (int64, error) 
 // Publish writes the snapshot file of the staged commit, making it visible.
 func (t *Table) Publish(ctx context.Context) (int64, error) {
 	s := *t.staged
-	if err := t.FS.WriteExclusive(ctx, expire.SnapshotPath(t.Root, s.ID), snapshotJSON(s)); err != nil {
+	if err := t.FS.WriteExclusive(ctx, table.SnapshotPath(t.Root, s.ID), snapshotJSON(s)); err != nil {
 		return 0, err
 	}
 	t.staged = nil
@@ -125,7 +126,7 @@ func (t *Table) Publish(ctx context.Context) (int64, error) {
 // as a writer does before the commit point. Publish completes it.
 func (t *Table) Stage(ctx context.Context, advanceMillis int64) error {
 	t.timeMillis += advanceMillis
-	var delta, changelog []expire.DataEntry
+	var delta, changelog []reach.DataEntry
 	liveNames := make([]string, 0, len(t.live))
 	for p := range t.live {
 		liveNames = append(liveNames, p)
@@ -151,7 +152,7 @@ func (t *Table) Stage(ctx context.Context, advanceMillis int64) error {
 		t.rng.Shuffle(len(liveNames), func(i, j int) { liveNames[i], liveNames[j] = liveNames[j], liveNames[i] })
 		for _, p := range liveNames[:1+t.rng.IntN(len(liveNames)-1)] {
 			d := t.live[p]
-			d.Kind = expire.Delete
+			d.Kind = reach.Delete
 			delta = append(delta, d)
 		}
 		e, err := t.newDataFile(ctx, "data-", 1+int32(t.rng.IntN(4)))
@@ -161,16 +162,16 @@ func (t *Table) Stage(ctx context.Context, advanceMillis int64) error {
 		delta = append(delta, e)
 	default: // upgrade: same file, higher level
 		d := t.live[liveNames[t.rng.IntN(len(liveNames))]]
-		d.Kind = expire.Delete
+		d.Kind = reach.Delete
 		a := d
-		a.Kind = expire.Add
+		a.Kind = reach.Add
 		a.Level = d.Level + 1
 		delta = append(delta, d, a)
 	}
 	// Manifest merge happens in the commit, on the previous snapshot's
 	// manifests: the next base holds one manifest of the live ADDs.
 	if len(t.base) > 4 && t.rng.IntN(2) == 0 {
-		var adds []expire.DataEntry
+		var adds []reach.DataEntry
 		paths := make([]string, 0, len(t.live))
 		for p := range t.live {
 			paths = append(paths, p)
@@ -186,7 +187,7 @@ func (t *Table) Stage(ctx context.Context, advanceMillis int64) error {
 		t.base = []string{m}
 	}
 	for _, e := range delta {
-		if e.Kind == expire.Add {
+		if e.Kind == reach.Add {
 			t.live[e.Path] = e
 		} else {
 			delete(t.live, e.Path)
@@ -206,26 +207,28 @@ func (t *Table) Stage(ctx context.Context, advanceMillis int64) error {
 		return err
 	}
 	t.base = append(t.base, dm)
-	s := expire.Snapshot{ID: t.latest + 1, TimeMillis: t.timeMillis, BaseManifestList: baseList, DeltaManifestList: deltaList}
+	s := table.Snapshot{ID: t.latest + 1, TimeMillis: t.timeMillis, BaseManifestList: baseList, DeltaManifestList: deltaList}
 	if len(changelog) > 0 {
 		cm, err := t.writeManifest(ctx, changelog)
 		if err != nil {
 			return err
 		}
-		if s.ChangelogManifestList, err = t.writeList(ctx, []string{cm}); err != nil {
+		cl, err := t.writeList(ctx, []string{cm})
+		if err != nil {
 			return err
 		}
+		s.ChangelogManifestList = &cl
 	}
 	if t.rng.IntN(4) == 0 { // a new index file, sometimes replacing one
 		if len(t.liveIndex) > 0 && t.rng.IntN(2) == 0 {
 			t.liveIndex = t.liveIndex[1:]
 		}
 		n := t.name("index-")
-		f := expire.IndexFile{Name: n, Path: fileio.Join(t.Root, "index", n)}
+		f := reach.IndexFile{Name: n, Path: fileio.Join(t.Root, "index", n)}
 		if err := t.touch(ctx, f.Path); err != nil {
 			return err
 		}
-		t.liveIndex = append(append([]expire.IndexFile(nil), t.liveIndex...), f)
+		t.liveIndex = append(append([]reach.IndexFile(nil), t.liveIndex...), f)
 		t.indexMan = t.name("index-manifest-")
 		t.indexes[t.indexMan] = t.liveIndex
 		if err := t.touch(ctx, fileio.Join(t.Root, "manifest", t.indexMan)); err != nil {
@@ -240,26 +243,26 @@ func (t *Table) Stage(ctx context.Context, advanceMillis int64) error {
 			return err
 		}
 	}
-	s.IndexManifest, s.Statistics = t.indexMan, t.stats
+	s.IndexManifest, s.Statistics = opt(t.indexMan), opt(t.stats)
 	t.staged = &s
 	return nil
 }
 
-func snapshotJSON(s expire.Snapshot) []byte {
+func snapshotJSON(s table.Snapshot) []byte {
 	m := map[string]any{
 		"version": 3, "id": s.ID, "schemaId": 0, "timeMillis": s.TimeMillis,
 		"baseManifestList": s.BaseManifestList, "deltaManifestList": s.DeltaManifestList,
 		"commitUser": "sim", "commitIdentifier": s.ID, "commitKind": "APPEND",
 		"totalRecordCount": 0, "deltaRecordCount": 0,
 	}
-	if s.ChangelogManifestList != "" {
-		m["changelogManifestList"] = s.ChangelogManifestList
+	if s.ChangelogManifestList != nil {
+		m["changelogManifestList"] = *s.ChangelogManifestList
 	}
-	if s.IndexManifest != "" {
-		m["indexManifest"] = s.IndexManifest
+	if s.IndexManifest != nil {
+		m["indexManifest"] = *s.IndexManifest
 	}
-	if s.Statistics != "" {
-		m["statistics"] = s.Statistics
+	if s.Statistics != nil {
+		m["statistics"] = *s.Statistics
 	}
 	b, _ := json.Marshal(m)
 	return b
@@ -290,7 +293,7 @@ func (t *Table) exists(ctx context.Context, name string) error {
 	return nil
 }
 
-// ManifestList implements expire.Metadata.
+// ManifestList implements reach.Metadata.
 func (t *Table) ManifestList(ctx context.Context, name string) ([]string, error) {
 	if err := t.exists(ctx, name); err != nil {
 		return nil, err
@@ -302,8 +305,8 @@ func (t *Table) ManifestList(ctx context.Context, name string) ([]string, error)
 	return l, nil
 }
 
-// Manifest implements expire.Metadata.
-func (t *Table) Manifest(ctx context.Context, name string, fn func(expire.DataEntry) error) error {
+// Manifest implements reach.Metadata.
+func (t *Table) Manifest(ctx context.Context, name string, fn func(reach.DataEntry) error) error {
 	if err := t.exists(ctx, name); err != nil {
 		return err
 	}
@@ -319,8 +322,8 @@ func (t *Table) Manifest(ctx context.Context, name string, fn func(expire.DataEn
 	return nil
 }
 
-// IndexManifest implements expire.Metadata.
-func (t *Table) IndexManifest(ctx context.Context, name string) ([]expire.IndexFile, error) {
+// IndexManifest implements reach.Metadata.
+func (t *Table) IndexManifest(ctx context.Context, name string) ([]reach.IndexFile, error) {
 	if err := t.exists(ctx, name); err != nil {
 		return nil, err
 	}
@@ -335,7 +338,7 @@ func (t *Table) IndexManifest(ctx context.Context, name string) ([]expire.IndexF
 // manifests, index manifest and files, statistics file, live data files
 // with extra files, and (withChangelog) its own changelog files. Tags need
 // no changelog: Paimon does not keep a tag's changelog alive.
-func (t *Table) Files(s expire.Snapshot, withChangelog bool) []string {
+func (t *Table) Files(s table.Snapshot, withChangelog bool) []string {
 	man := func(n string) string { return fileio.Join(t.Root, "manifest", n) }
 	var out []string
 	count := map[string]int{}
@@ -345,7 +348,7 @@ func (t *Table) Files(s expire.Snapshot, withChangelog bool) []string {
 		for _, m := range t.lists[l] {
 			out = append(out, man(m))
 			for _, e := range t.manifests[m] {
-				if e.Kind == expire.Add {
+				if e.Kind == reach.Add {
 					count[e.Path]++
 					extra[e.Path] = e.ExtraPaths
 				} else {
@@ -360,23 +363,23 @@ func (t *Table) Files(s expire.Snapshot, withChangelog bool) []string {
 			out = append(out, extra[p]...)
 		}
 	}
-	if withChangelog && s.ChangelogManifestList != "" {
-		out = append(out, man(s.ChangelogManifestList))
-		for _, m := range t.lists[s.ChangelogManifestList] {
+	if cl := reach.Opt(s.ChangelogManifestList); withChangelog && cl != "" {
+		out = append(out, man(cl))
+		for _, m := range t.lists[cl] {
 			out = append(out, man(m))
 			for _, e := range t.manifests[m] {
 				out = append(out, e.Path)
 			}
 		}
 	}
-	if s.IndexManifest != "" {
-		out = append(out, man(s.IndexManifest))
-		for _, f := range t.indexes[s.IndexManifest] {
+	if im := reach.Opt(s.IndexManifest); im != "" {
+		out = append(out, man(im))
+		for _, f := range t.indexes[im] {
 			out = append(out, f.Path)
 		}
 	}
-	if s.Statistics != "" {
-		out = append(out, fileio.Join(t.Root, "statistics", s.Statistics))
+	if st := reach.Opt(s.Statistics); st != "" {
+		out = append(out, fileio.Join(t.Root, "statistics", st))
 	}
 	return out
 }
@@ -385,7 +388,7 @@ func (t *Table) Files(s expire.Snapshot, withChangelog bool) []string {
 // reader would pick (EARLIEST if that snapshot exists, else the smallest
 // listed) and every tag has all its files. It returns the first problem.
 func (t *Table) CheckReadable(ctx context.Context) error {
-	ids, err := expire.ListIDs(ctx, t.FS, fileio.Join(t.Root, "snapshot"), "snapshot-")
+	ids, err := table.ListIDs(ctx, t.FS, fileio.Join(t.Root, "snapshot"), "snapshot-")
 	if err != nil {
 		return err
 	}
@@ -395,22 +398,22 @@ func (t *Table) CheckReadable(ctx context.Context) error {
 	earliest := ids[0]
 	if b, err := fileio.ReadFile(ctx, t.FS, fileio.Join(t.Root, "snapshot", "EARLIEST")); err == nil {
 		if n, err := strconv.ParseInt(string(b), 10, 64); err == nil {
-			if ok, _ := fileio.Exists(ctx, t.FS, expire.SnapshotPath(t.Root, n)); ok {
+			if ok, _ := fileio.Exists(ctx, t.FS, table.SnapshotPath(t.Root, n)); ok {
 				earliest = n
 			}
 		}
 	}
-	var check []expire.Snapshot
+	var check []table.Snapshot
 	for _, id := range ids {
 		if id >= earliest {
-			s, err := expire.ReadSnapshotFile(ctx, t.FS, expire.SnapshotPath(t.Root, id))
+			s, err := table.ReadSnapshotFile(ctx, t.FS, table.SnapshotPath(t.Root, id))
 			if err != nil {
 				return err
 			}
-			check = append(check, s)
+			check = append(check, *s)
 		}
 	}
-	tags, err := expire.ReadTags(ctx, t.FS, t.Root)
+	tags, err := table.ReadTags(ctx, t.FS, t.Root)
 	if err != nil {
 		return err
 	}
@@ -461,3 +464,11 @@ func AllFiles(ctx context.Context, fs fileio.FileIO, root string) ([]string, err
 
 // ErrInjected is returned by FailingFS at the failing operation.
 var ErrInjected = errors.New("injected failure")
+
+// opt is the optional snapshot field of a name, nil for "".
+func opt(name string) *string {
+	if name == "" {
+		return nil
+	}
+	return &name
+}

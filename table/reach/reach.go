@@ -1,14 +1,15 @@
-package expire
+package reach
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"io/fs"
 	"syscall"
 
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table"
 )
 
 // Root is a snapshot-shaped file a run keeps: a snapshot, tag or long-lived
@@ -22,14 +23,14 @@ type Root struct {
 	// snapshot with the snapshot (as Paimon does), so a tag's changelog
 	// manifest list is not kept (see Reacher.TagChangelogs).
 	Tag      bool
-	Snapshot Snapshot
+	Snapshot table.Snapshot
 }
 
 // Reacher reads every metadata file the roots it is given reach: manifest
 // lists (base, delta, changelog), manifests, the index manifest and the
 // index files it lists, and the statistics file. Each file is read once per
 // Reacher (names are never reused). A file that cannot be read is a
-// DamagedError, unless it is missing and its root itself is going away
+// *table.DamagedError, unless it is missing and its root itself is going away
 // (Vanish.MayBeMissing): then the root is skipped.
 type Reacher struct {
 	Src    Source
@@ -81,7 +82,7 @@ func (r *Reacher) Walk(ctx context.Context, rt Root) (bool, error) {
 }
 
 // missing handles a missing file of rt: errRootGone if rt may lose it, a
-// DamagedError otherwise.
+// *table.DamagedError otherwise.
 func (r *Reacher) missing(ctx context.Context, rt Root, file string, err error) error {
 	ok, verr := r.Vanish.MayBeMissing(ctx, rt.Path, rt.BranchRoot, rt.ID)
 	if verr != nil {
@@ -90,28 +91,29 @@ func (r *Reacher) missing(ctx context.Context, rt Root, file string, err error) 
 	if ok {
 		return errRootGone
 	}
-	return damaged(r.Src.Root, file, rt.By, err)
+	return table.Damaged(r.Src.Root, file, rt.By, err)
 }
 
 func (r *Reacher) fail(ctx context.Context, rt Root, file string, err error) error {
 	if isMissing(err) {
 		return r.missing(ctx, rt, file, err)
 	}
-	return damaged(r.Src.Root, file, rt.By, err)
+	return table.Damaged(r.Src.Root, file, rt.By, err)
 }
 
 func (r *Reacher) walk(ctx context.Context, rt Root) error {
 	s := rt.Snapshot
 	md := r.Src.Meta
+	changelogList := Opt(s.ChangelogManifestList)
 	live := map[entryID]int{}
-	for _, l := range []string{s.BaseManifestList, s.DeltaManifestList, s.ChangelogManifestList} {
+	for _, l := range []string{s.BaseManifestList, s.DeltaManifestList, changelogList} {
 		if l == "" {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		changelog := l == s.ChangelogManifestList
+		changelog := l == changelogList
 		optional := changelog && rt.Tag
 		if optional && !r.TagChangelogs {
 			continue
@@ -177,7 +179,7 @@ func (r *Reacher) walk(ctx context.Context, rt Root) error {
 			}
 		}
 	}
-	if im := s.IndexManifest; im != "" {
+	if im := Opt(s.IndexManifest); im != "" {
 		r.mark(im)
 		if !r.done["index:"+im] {
 			files, err := md.IndexManifest(ctx, im)
@@ -203,13 +205,13 @@ func (r *Reacher) walk(ctx context.Context, rt Root) error {
 			r.done["index:"+im] = true
 		}
 	}
-	if st := s.Statistics; st != "" {
+	if st := Opt(s.Statistics); st != "" {
 		r.mark(st)
 		if !r.done["stat:"+st] {
 			p := fileio.Join(r.Src.Root, "statistics", st)
 			data, err := fileio.ReadFile(ctx, r.Src.FS, p)
 			if err == nil && !json.Valid(data) {
-				err = fmt.Errorf("statistics file %s: %w: not valid JSON", p, ErrCorrupt)
+				err = fmt.Errorf("statistics file %s: %w: not valid JSON", p, table.ErrCorrupt)
 			}
 			if err != nil {
 				return r.fail(ctx, rt, p, err)
@@ -224,7 +226,7 @@ func (r *Reacher) walk(ctx context.Context, rt Root) error {
 // (all when from <= 0), every tag, every long-lived changelog and, for
 // validation, every consumer. A snapshot, tag or changelog file that
 // disappears after the listing is skipped (expired meanwhile); one that
-// cannot be read or decoded is a DamagedError. name is "" for main.
+// cannot be read or decoded is a *table.DamagedError. name is "" for main.
 func KeptRoots(ctx context.Context, src Source, branchRoot, name string, from int64) ([]Root, error) {
 	fsys := src.FS
 	prefix := ""
@@ -233,69 +235,52 @@ func KeptRoots(ctx context.Context, src Source, branchRoot, name string, from in
 	}
 	var roots []Root
 	for _, d := range []struct{ dir, prefix, what string }{{"snapshot", "snapshot-", "snapshot"}, {"changelog", "changelog-", "changelog"}} {
-		ids, err := ListIDs(ctx, fsys, fileio.Join(branchRoot, d.dir), d.prefix)
+		ids, err := table.ListIDs(ctx, fsys, fileio.Join(branchRoot, d.dir), d.prefix)
 		if err != nil {
-			return nil, damaged(src.Root, fileio.Join(branchRoot, d.dir), "", err)
+			return nil, table.Damaged(src.Root, fileio.Join(branchRoot, d.dir), "", err)
 		}
 		for _, id := range ids {
 			if d.dir == "snapshot" && id < from {
 				continue
 			}
 			p := fileio.Join(branchRoot, d.dir, fmt.Sprintf("%s%d", d.prefix, id))
-			s, err := ReadSnapshotFile(ctx, fsys, p)
+			s, err := table.ReadSnapshotFile(ctx, fsys, p)
 			if isMissing(err) {
 				continue
 			}
 			if err != nil {
-				return nil, damaged(src.Root, p, "", err)
+				return nil, table.Damaged(src.Root, p, "", err)
 			}
 			rid := int64(-1)
 			if d.dir == "snapshot" {
 				rid = id
 			}
-			roots = append(roots, Root{By: fmt.Sprintf("%s%s %d", prefix, d.what, id), Path: p, BranchRoot: branchRoot, ID: rid, Snapshot: s})
+			roots = append(roots, Root{By: fmt.Sprintf("%s%s %d", prefix, d.what, id), Path: p, BranchRoot: branchRoot, ID: rid, Snapshot: *s})
 		}
 	}
-	tags, err := ReadTags(ctx, fsys, branchRoot)
+	tags, err := table.ReadTags(ctx, fsys, branchRoot)
 	if err != nil {
-		return nil, damaged(src.Root, fileio.Join(branchRoot, "tag"), "", err)
+		return nil, table.Damaged(src.Root, fileio.Join(branchRoot, "tag"), "", err)
 	}
 	for _, t := range tags {
 		roots = append(roots, Root{By: prefix + "tag " + t.Name, Path: fileio.Join(branchRoot, "tag", "tag-"+t.Name), BranchRoot: branchRoot, ID: -1, Tag: true, Snapshot: t.Snapshot})
 	}
-	if _, err := ReadConsumers(ctx, fsys, branchRoot); err != nil {
-		return nil, damaged(src.Root, fileio.Join(branchRoot, "consumer"), "", err)
+	if _, err := table.ReadConsumers(ctx, fsys, branchRoot); err != nil {
+		return nil, table.Damaged(src.Root, fileio.Join(branchRoot, "consumer"), "", err)
 	}
 	return roots, nil
 }
 
-// BranchRoots returns the metadata roots of every branch other than main
-// with their names. Like Paimon it refuses a branch without a schema (its
-// files could not be told apart from anything else); anything in branch/
-// that is not a directory named branch-* is refused too, since Paimon
-// never writes one (a link there could point anywhere).
-func BranchRoots(ctx context.Context, fsys fileio.FileIO, root string) (roots, names []string, err error) {
-	dir := fileio.Join(root, "branch")
-	ents, err := fsys.List(ctx, dir)
-	if err != nil {
-		return nil, nil, fmt.Errorf("list %s: %w", dir, err)
-	}
-	for _, e := range ents {
-		if !strings.HasPrefix(e.Name, "branch-") {
-			continue
-		}
-		if e.IsSymlink || !e.IsDir {
-			return nil, nil, &DamagedError{Table: root, File: e.Path, Err: fmt.Errorf("%w: a branch must be a directory (Paimon never writes a file or symbolic link there)", ErrCorrupt)}
-		}
-		ids, err := ListIDs(ctx, fsys, fileio.Join(e.Path, "schema"), "schema-")
-		if err != nil {
-			return nil, nil, damaged(root, fileio.Join(e.Path, "schema"), "", err)
-		}
-		if len(ids) == 0 {
-			return nil, nil, &DamagedError{Table: root, File: e.Path, Err: fmt.Errorf("%w: branch has no schema", ErrCorrupt)}
-		}
-		roots = append(roots, e.Path)
-		names = append(names, strings.TrimPrefix(e.Name, "branch-"))
-	}
-	return roots, names, nil
+type fileKey struct {
+	partition string
+	bucket    int32
+	name      string
 }
+
+type entryID struct {
+	fileKey
+	level int32
+	path  string
+}
+
+func isMissing(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -1,4 +1,4 @@
-package expire_test
+package table_test
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/compactd/compactd/expire"
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table"
 )
 
 // The check made before each deletion: a file whose real path is not its
@@ -34,7 +34,7 @@ func TestConfineRefusesPathsThatResolveElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := filepath.Join(base, "wh", "t")
-	cf, err := expire.NewConfine(ctx, fileio.NewLocal(), root)
+	cf, err := table.NewConfine(ctx, fileio.NewLocal(), root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestConfineRefusesPathsThatResolveElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{filepath.Join(root, "bucket-0", "data-c"), filepath.Join(root, "bucket-1", "data-b"), filepath.Join(base, "outside", "victim")} {
-		var de *expire.DamagedError
+		var de *table.DamagedError
 		if err := cf.Check(ctx, p); !errors.As(err, &de) {
 			t.Errorf("%s: want a DamagedError, got %v", p, err)
 		}

@@ -1,4 +1,4 @@
-package expire
+package table
 
 import (
 	"context"

@@ -1,9 +1,8 @@
-package expire
+package reach
 
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
@@ -22,8 +21,8 @@ func TableSource(t *table.Table) Source {
 }
 
 // read reads one metadata file and decodes it, wrapping decode errors in
-// ErrCorrupt so that a damaged file is told apart from a store that failed
-// to deliver it.
+// table.ErrCorrupt so that a damaged file is told apart from a store that
+// failed to deliver it.
 func read[T any](ctx context.Context, m tableMeta, what, name string, decode func([]byte) ([]T, error)) ([]T, error) {
 	path := m.t.Paths().ManifestPath(name)
 	data, err := fileio.ReadFile(ctx, m.t.FileIO(), path)
@@ -32,7 +31,7 @@ func read[T any](ctx context.Context, m tableMeta, what, name string, decode fun
 	}
 	out, err := decode(data)
 	if err != nil {
-		return nil, fmt.Errorf("read %s %s: %w: %w", what, path, ErrCorrupt, err)
+		return nil, fmt.Errorf("read %s %s: %w: %w", what, path, table.ErrCorrupt, err)
 	}
 	return out, nil
 }
@@ -94,14 +93,4 @@ func (m tableMeta) IndexManifest(ctx context.Context, name string) ([]IndexFile,
 		out = append(out, IndexFile{Name: e.IndexFile.FileName, Path: p})
 	}
 	return out, nil
-}
-
-// RunTable expires snapshots of an open table with the retention options
-// from its schema (Paimon defaults for those unset), at now.
-func RunTable(ctx context.Context, t *table.Table, now time.Time, dryRun bool) (Report, error) {
-	o, err := OptionsFromTable(t.Options().Raw)
-	if err != nil {
-		return Report{}, fmt.Errorf("expire %s: %w", t.Path(), err)
-	}
-	return Run(ctx, TableSource(t), RunOptions{Options: o, Now: now, DryRun: dryRun})
 }
