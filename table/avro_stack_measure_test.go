@@ -1,0 +1,197 @@
+package table
+
+// The measurement behind "one Avro stack" (issue 13 item 6): compactd's own
+// object-container decoder against hamba/avro's ocf decoder, both decoding
+// generically (no typed structs), on the same inputs. Run with
+//
+//	go test ./table -run '^$' -bench BenchmarkAvroStack -benchmem -count=5
+//	go test ./table -run TestAvroStackCorruptInput -v
+//
+// The benchmark numbers and the corrupt-input table are in the commit that
+// chose the stack.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/hamba/avro/v2/ocf"
+)
+
+// avroFixtureFiles reads every Avro file in a manifest/ directory of the
+// shared fixtures (manifests, manifest lists, index manifests).
+func avroFixtureFiles(tb testing.TB) [][]byte {
+	var out [][]byte
+	err := filepath.WalkDir(manifestFixturesRoot, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || filepath.Base(filepath.Dir(p)) != "manifest" {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if bytes.HasPrefix(data, []byte(avroMagic)) {
+			out = append(out, data)
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatalf("fixtures at %s: %v", manifestFixturesRoot, err)
+	}
+	if len(out) < 300 {
+		tb.Fatalf("only %d Avro metadata fixtures", len(out))
+	}
+	return out
+}
+
+func hambaDecodeAll(data []byte) (n int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	d, err := ocf.NewDecoder(bytes.NewReader(data))
+	if err != nil {
+		return 0, err
+	}
+	for d.HasNext() {
+		var v map[string]any
+		if err := d.Decode(&v); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, d.Error()
+}
+
+func ownDecodeAll(data []byte) (n int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	f, err := readAvroFile(data)
+	if err != nil {
+		return 0, err
+	}
+	return len(f.values), nil
+}
+
+var avroStacks = []struct {
+	name   string
+	decode func([]byte) (int, error)
+}{{"own", ownDecodeAll}, {"hamba", hambaDecodeAll}}
+
+func BenchmarkAvroStackFixtures(b *testing.B) {
+	files := avroFixtureFiles(b)
+	total := 0
+	for _, f := range files {
+		total += len(f)
+	}
+	for _, st := range avroStacks {
+		b.Run(st.name, func(b *testing.B) {
+			b.SetBytes(int64(total))
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, f := range files {
+					if _, err := st.decode(f); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkAvroStackManifest100k(b *testing.B) {
+	data, err := EncodeManifest(benchEntries(b, 100000), "zstd")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, st := range avroStacks {
+		b.Run(st.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				n, err := st.decode(data)
+				if err != nil || n != 100000 {
+					b.Fatal(n, err)
+				}
+			}
+		})
+	}
+}
+
+// corruptAvroInputs derives damaged files from a valid uncompressed manifest.
+func corruptAvroInputs(t *testing.T) map[string][]byte {
+	good, err := EncodeManifest(mfSampleEntries(t), "none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The header ends with the sync marker; the first block follows.
+	hdrEnd := bytes.Index(good[4:], good[len(good)-16:]) + 4 + 16
+	sync := good[len(good)-16:]
+	zz := func(v int64) []byte { return binary.AppendUvarint(nil, uint64(v<<1)^uint64(v>>63)) }
+	block := func(count, size int64, body []byte) []byte {
+		out := append([]byte(nil), good[:hdrEnd]...)
+		out = append(out, zz(count)...)
+		out = append(out, zz(size)...)
+		out = append(out, body...)
+		return append(out, sync...)
+	}
+	in := map[string][]byte{}
+	in["truncated half"] = good[:len(good)/2]
+	in["truncated in header"] = good[:hdrEnd-5]
+	flipped := append([]byte(nil), good...)
+	for i := hdrEnd; i < len(flipped); i += 7 {
+		flipped[i] ^= 0xff
+	}
+	in["flipped bytes in block"] = flipped
+	in["block size 2^31"] = block(1, 1<<31, nil)
+	in["block size 2^62"] = block(1, 1<<62, nil)
+	in["block count 2^31 of 1 byte"] = block(1<<31, 1, []byte{0})
+	// A record body whose first field (_KIND, int) is followed by a
+	// string field claiming 4 GiB.
+	str4g := append(zz(0), zz(4<<30)...)
+	in["string length 4 GiB"] = block(1, int64(len(str4g)), str4g)
+	// Array count 2^31 inside the first record: a nullable string array
+	// reached through _FILE is deep; instead claim a 2^31-entry header map.
+	hdr := append([]byte(avroMagic), zz(1<<31)...)
+	in["header map count 2^31"] = append(hdr, zz(3)...)
+	hdr2 := append([]byte(avroMagic), zz(1)...)
+	hdr2 = append(hdr2, zz(11)...)
+	hdr2 = append(hdr2, "avro.schema"...)
+	in["header value 4 GiB"] = append(hdr2, zz(4<<30)...)
+	return in
+}
+
+// TestAvroStackCorruptInput records, for each damaged input, whether each
+// stack returns an error and what that costs in time and allocation. It
+// asserts only that compactd's own decoder fails cleanly within 64 MiB.
+func TestAvroStackCorruptInput(t *testing.T) {
+	inputs := corruptAvroInputs(t)
+	for name, data := range inputs {
+		for _, st := range avroStacks {
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			n, err := st.decode(data)
+			el := time.Since(start)
+			runtime.ReadMemStats(&after)
+			alloc := after.TotalAlloc - before.TotalAlloc
+			t.Logf("%-28s %-6s %8.2fms %12d B  n=%d err=%v", name, st.name, float64(el.Microseconds())/1000, alloc, n, err)
+			if st.name == "own" && (err == nil || alloc > 64<<20) {
+				t.Errorf("%s: own decoder: err=%v after %d bytes allocated", name, err, alloc)
+			}
+		}
+	}
+}
