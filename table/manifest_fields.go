@@ -21,7 +21,7 @@ func (f *avroFieldReader) failf(format string, args ...any) {
 }
 
 func (f *avroFieldReader) raw(name string) (any, bool) {
-	v, ok := f.rec.get(name)
+	v, ok := f.rec.Get(name)
 	if !ok || v == nil {
 		return nil, false
 	}

@@ -3,6 +3,7 @@ package datafile
 import (
 	"encoding/hex"
 	"fmt"
+	"github.com/compactd/compactd/internal/avro"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -257,17 +258,30 @@ func TestTimestampKeyValueFilesEveryPrecision(t *testing.T) {
 	}
 }
 
-// Avro timestamps arrive as time.Time; years outside 1677-2262 do not fit
-// int64 nanoseconds, which must not be on the way.
+// Avro timestamps arrive as longs of millis or micros (by logical type);
+// years outside 1677-2262 do not fit int64 nanoseconds, which must not be
+// on the way.
 func TestAvroTimestampsOfEveryYear(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, 5))
 	for _, typ := range []string{"TIMESTAMP(3)", "TIMESTAMP(6)", "TIMESTAMP_LTZ(3)", "TIMESTAMP_LTZ(6)"} {
 		dt := mustType(t, typ)
+		logical, unit := "timestamp-millis", int64(1000)
+		if dt.Precision > 3 {
+			logical, unit = "timestamp-micros", 1000000
+		}
+		if dt.Root == table.TypeTimestampLTZ {
+			logical = "local-" + logical
+		}
+		s, err := avro.ParseSchema([]byte(`{"type":"long","logicalType":"` + logical + `"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, tm := range tsInstants(r, 2000) {
 			tm = atPrecision(tm, dt.Precision)
-			v, err := fromAvro(tm, dt)
+			raw := tm.Unix()*unit + int64(tm.Nanosecond())/(1000000000/unit)
+			v, err := fromAvro(raw, s, dt)
 			if err != nil {
 				t.Fatalf("%s %s: %v", typ, tm, err)
 			}
@@ -276,8 +290,12 @@ func TestAvroTimestampsOfEveryYear(t *testing.T) {
 			}
 		}
 	}
+	ds, err := avro.ParseSchema([]byte(`{"type":"int","logicalType":"date"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, day := range []int64{-719162, -1, 0, 2932896} { // 0001-01-01 .. 9999-12-31
-		v, err := fromAvro(time.Unix(day*86400, 0).UTC(), mustType(t, "DATE"))
+		v, err := fromAvro(int32(day), ds, mustType(t, "DATE"))
 		if err != nil || v != int32(day) {
 			t.Errorf("DATE of day %d reads %v, %v", day, v, err)
 		}
