@@ -341,7 +341,7 @@ func ParseOptions(raw map[string]string) (*Options, error) {
 
 	o.compactionErr = o.parseCompactionOnly(raw)
 	o.expirationErr = o.parseExpirationOnly(raw)
-	o.partitionExpiration, o.partitionErr = parsePartitionExpiration(raw)
+	o.partitionExpiration, o.partitionErr = ParsePartitionExpiration(raw)
 	return o, errors.Join(p.errs...)
 }
 

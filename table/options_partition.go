@@ -54,7 +54,9 @@ func (o *Options) PartitionExpiration() (PartitionExpiration, error) {
 	return o.partitionExpiration, o.partitionErr
 }
 
-func parsePartitionExpiration(raw map[string]string) (PartitionExpiration, error) {
+// ParsePartitionExpiration reads only the partition expiration options of
+// raw (ParseOptions does it too, for a table's own options).
+func ParsePartitionExpiration(raw map[string]string) (PartitionExpiration, error) {
 	o := PartitionExpiration{CheckInterval: time.Hour, Strategy: PartitionStrategyValuesTime, MaxNum: 100}
 	dur := func(key string, dst *time.Duration) error {
 		if v, ok := raw[key]; ok {
