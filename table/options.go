@@ -346,8 +346,12 @@ func ParseOptions(raw map[string]string) (*Options, error) {
 }
 
 // javaSplit is Java's String.split with a literal separator: trailing
-// empty strings are dropped ("a,b," → [a b]).
+// empty strings are dropped ("a,b," → [a b]), except that a string without
+// the separator is returned whole ("" → [""]).
 func javaSplit(s, sep string) []string {
+	if !strings.Contains(s, sep) {
+		return []string{s}
+	}
 	parts := strings.Split(s, sep)
 	for len(parts) > 0 && parts[len(parts)-1] == "" {
 		parts = parts[:len(parts)-1]
