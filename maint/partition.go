@@ -183,7 +183,7 @@ func ExpirePartitions(ctx context.Context, t *table.Table, ro PartitionExpireRun
 	// With partitions kept in a metastore, Java drops them there (and their
 	// .done partitions); an OVERWRITE commit alone would leave the metastore
 	// listing partitions that no longer exist.
-	if v := strings.TrimSpace(t.Options().Raw["metastore.partitioned-table"]); strings.EqualFold(v, "true") {
+	if table.MetastorePartitioned(t.Options().Raw) {
 		return fail(errors.New("metastore.partitioned-table=true: partitions must be dropped through the metastore, which compactd does not do"))
 	}
 	now := ro.Now
