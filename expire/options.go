@@ -1,12 +1,9 @@
 package expire
 
 import (
-	"fmt"
-	"github.com/compactd/compactd/table"
-	"math"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/compactd/compactd/table"
 )
 
 // Options are the retention settings that decide which snapshots expire.
@@ -35,110 +32,50 @@ type Options struct {
 	CleanEmptyDirectories bool
 }
 
-// DefaultOptions returns Paimon's defaults (CoreOptions, 1.0 and later).
+// DefaultOptions returns Paimon's defaults (table.ParseOptions of no
+// options; CoreOptions, 1.0 and later).
 func DefaultOptions() Options {
-	return Options{
-		RetainMin:    10,
-		RetainMax:    math.MaxInt32,
-		TimeRetained: time.Hour,
-		Limit:        50,
-	}
+	t, _ := table.ParseOptions(nil)
+	return FromTable(t)
 }
 
 // Validate checks the invariants Java enforces before expiring.
 func (o Options) Validate() error {
-	if o.RetainMin < 1 {
-		return fmt.Errorf("snapshot.num-retained.min must be at least 1, got %d", o.RetainMin)
-	}
-	if o.RetainMax < o.RetainMin {
-		return fmt.Errorf("retainMax (%d) must not be less than retainMin (%d)", o.RetainMax, o.RetainMin)
-	}
-	if o.Limit < 1 {
-		return fmt.Errorf("snapshot.expire.limit must be at least 1, got %d", o.Limit)
-	}
-	if o.TimeRetained < 0 {
-		return fmt.Errorf("snapshot.time-retained must not be negative, got %s", o.TimeRetained)
-	}
-	return nil
+	return table.ValidateRetention(o.RetainMin, o.RetainMax, o.Limit, o.TimeRetained)
 }
 
-// OptionsFromTable reads the expiration options from a table's options map
-// (the schema's "options" object), applying Paimon's defaults and fallback
-// keys.
-func OptionsFromTable(opts map[string]string) (Options, error) {
-	o := DefaultOptions()
-	var err error
-	getInt := func(key string, dst *int) {
-		if v, ok := opts[key]; ok && err == nil {
-			n, perr := strconv.Atoi(strings.TrimSpace(v))
-			if perr != nil {
-				err = fmt.Errorf("option %s=%q: %w", key, v, perr)
-				return
-			}
-			*dst = n
-		}
+// FromTable takes the expiration options from a table's typed options. It
+// does not check them: table.Options.ExpirationErr does.
+func FromTable(t *table.Options) Options {
+	o := Options{
+		RetainMin:             t.SnapshotNumRetainedMin,
+		RetainMax:             t.SnapshotNumRetainedMax,
+		TimeRetained:          t.SnapshotTimeRetained,
+		Limit:                 t.SnapshotExpireLimit,
+		ConsumerChangelogOnly: t.ConsumerChangelogOnly,
+		// Decoupled iff any changelog retention exceeds the snapshot one
+		// (CoreOptions.changelogLifecycleDecoupled).
+		ChangelogDecoupled:    t.ChangelogLifecycleDecoupled(),
+		CleanEmptyDirectories: t.SnapshotCleanEmptyDirectories,
 	}
-	getDur := func(key string, dst *time.Duration) bool {
-		v, ok := opts[key]
-		if !ok || err != nil {
-			return false
-		}
-		d, perr := table.ParseDuration(v)
-		if perr != nil {
-			err = fmt.Errorf("option %s=%q: %w", key, v, perr)
-			return false
-		}
-		*dst = d
-		return true
+	if t.ConsumerExpirationTime != nil {
+		o.ConsumerExpiration = *t.ConsumerExpirationTime
 	}
-	getBool := func(key string, dst *bool) {
-		if v, ok := opts[key]; ok && err == nil {
-			b, perr := strconv.ParseBool(strings.TrimSpace(v))
-			if perr != nil {
-				err = fmt.Errorf("option %s=%q: %w", key, v, perr)
-				return
-			}
-			*dst = b
-		}
-	}
-	getInt("snapshot.num-retained.min", &o.RetainMin)
-	getInt("snapshot.num-retained.max", &o.RetainMax)
-	getDur("snapshot.time-retained", &o.TimeRetained)
-	getInt("snapshot.expire.limit", &o.Limit)
-	getDur("consumer.expiration-time", &o.ConsumerExpiration)
-	getBool("consumer.changelog-only", &o.ConsumerChangelogOnly)
-	if _, ok := opts["snapshot.clean-empty-directories"]; ok {
-		getBool("snapshot.clean-empty-directories", &o.CleanEmptyDirectories)
-	} else {
-		getBool("snapshot.expire.clean-empty-directories", &o.CleanEmptyDirectories)
-	}
-
-	// Decoupled iff any changelog retention exceeds the snapshot one
-	// (CoreOptions.changelogLifecycleDecoupled).
-	clMin, clMax, clTime := o.RetainMin, o.RetainMax, o.TimeRetained
-	getInt("changelog.num-retained.min", &clMin)
-	getInt("changelog.num-retained.max", &clMax)
-	getDur("changelog.time-retained", &clTime)
-	if err != nil {
-		return Options{}, err
-	}
-	o.ChangelogDecoupled = clMax > o.RetainMax || clMin > o.RetainMin || clTime > o.TimeRetained
 	if !o.ChangelogDecoupled {
 		// consumer.changelog-only only takes effect with a decoupled changelog.
 		o.ConsumerChangelogOnly = false
 	}
-	return o, o.Validate()
+	return o
 }
 
-var durationUnits = map[string]time.Duration{
-	"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
-	"h": time.Hour, "hour": time.Hour, "hours": time.Hour,
-	"m": time.Minute, "min": time.Minute, "minute": time.Minute, "minutes": time.Minute,
-	"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
-	"ms": time.Millisecond, "milli": time.Millisecond, "millis": time.Millisecond,
-	"millisecond": time.Millisecond, "milliseconds": time.Millisecond,
-	"µs": time.Microsecond, "us": time.Microsecond, "micro": time.Microsecond, "micros": time.Microsecond,
-	"microsecond": time.Microsecond, "microseconds": time.Microsecond,
-	"ns": time.Nanosecond, "nano": time.Nanosecond, "nanos": time.Nanosecond,
-	"nanosecond": time.Nanosecond, "nanoseconds": time.Nanosecond,
+// OptionsFromTable reads the expiration options from a table's options map
+// (the schema's "options" object, with any overrides) through
+// table.ParseOptions, which holds the parsers, Paimon's defaults and the
+// fallback keys.
+func OptionsFromTable(opts map[string]string) (Options, error) {
+	t, err := table.ParseOptions(opts)
+	if err != nil {
+		return Options{}, err
+	}
+	return FromTable(t), t.ExpirationErr()
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/compactd/compactd/table"
@@ -24,18 +22,18 @@ type PeriodHandler struct {
 // NewPeriodHandler reads tag.creation-period, tag.period-formatter and
 // tag.creation-period-duration as TagPeriodHandler.create does.
 func NewPeriodHandler(raw map[string]string) (*PeriodHandler, error) {
-	if v, ok := raw["tag.creation-period-duration"]; ok {
-		d, err := table.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("option tag.creation-period-duration=%q: not a positive duration", v)
+	return PeriodHandlerFrom(table.ParseTagOptions(raw))
+}
+
+// PeriodHandlerFrom is NewPeriodHandler over typed options.
+func PeriodHandlerFrom(o table.TagOptions) (*PeriodHandler, error) {
+	if d := o.CreationPeriodDuration; d.Set {
+		if d.Err != nil {
+			return nil, d.Err
 		}
-		return &PeriodHandler{Period: d, layout: "200601021504"}, nil
+		return &PeriodHandler{Period: d.Value, layout: "200601021504"}, nil
 	}
-	period := strings.ToLower(strings.TrimSpace(raw["tag.creation-period"]))
-	formatter := strings.ToLower(strings.TrimSpace(raw["tag.period-formatter"]))
-	if formatter == "" {
-		formatter = "with_dashes"
-	}
+	period, formatter := o.CreationPeriod, o.PeriodFormatter
 	if formatter != "with_dashes" && formatter != "without_dashes" && formatter != "without_dashes_and_spaces" {
 		return nil, fmt.Errorf("option tag.period-formatter=%q: want with_dashes, without_dashes or without_dashes_and_spaces", formatter)
 	}
@@ -118,7 +116,12 @@ type AutoTagConfig struct {
 // create tags automatically by time (none, or batch: a batch job tags its
 // own end, which compactd is not).
 func AutoTagConfigFromTable(raw map[string]string) (*AutoTagConfig, error) {
-	mode := strings.ToLower(strings.TrimSpace(raw["tag.automatic-creation"]))
+	return AutoTagConfigFrom(table.ParseTagOptions(raw))
+}
+
+// AutoTagConfigFrom is AutoTagConfigFromTable over typed options.
+func AutoTagConfigFrom(o table.TagOptions) (*AutoTagConfig, error) {
+	mode := o.AutomaticCreation
 	switch mode {
 	case "", "none", "batch":
 		return nil, nil
@@ -126,42 +129,38 @@ func AutoTagConfigFromTable(raw map[string]string) (*AutoTagConfig, error) {
 	default:
 		return nil, fmt.Errorf("option tag.automatic-creation=%q: want none, process-time, watermark or batch", mode)
 	}
-	h, err := NewPeriodHandler(raw)
+	h, err := PeriodHandlerFrom(o)
 	if err != nil {
 		return nil, err
 	}
 	c := &AutoTagConfig{Mode: mode, Handler: h}
-	if v, ok := raw["tag.creation-delay"]; ok {
-		if c.Delay, err = table.ParseDuration(v); err != nil {
-			return nil, fmt.Errorf("option tag.creation-delay=%q: %w", v, err)
-		}
+	if o.CreationDelay.Err != nil {
+		return nil, o.CreationDelay.Err
 	}
+	c.Delay = o.CreationDelay.Value
 	if c.Delay >= h.Period {
 		return nil, fmt.Errorf("option tag.creation-delay=%s must be shorter than one period (%s)", c.Delay, h.Period)
 	}
-	if v, ok := raw["tag.num-retained-max"]; ok {
-		if c.NumRetainedMax, err = strconv.Atoi(strings.TrimSpace(v)); err != nil || c.NumRetainedMax < 0 {
-			return nil, fmt.Errorf("option tag.num-retained-max=%q: not a non-negative integer", v)
-		}
+	if o.NumRetainedMax.Err != nil {
+		return nil, o.NumRetainedMax.Err
 	}
-	if v, ok := raw["tag.default-time-retained"]; ok {
-		d, err := table.ParseDuration(v)
-		if err != nil {
-			return nil, fmt.Errorf("option tag.default-time-retained=%q: %w", v, err)
+	c.NumRetainedMax = o.NumRetainedMax.Value
+	if d := o.DefaultTimeRetained; d.Set {
+		if d.Err != nil {
+			return nil, d.Err
 		}
-		c.TimeRetained = &d
+		c.TimeRetained = &d.Value
 	}
-	if v, ok := raw["tag.automatic-completion"]; ok {
-		if c.Completion, err = strconv.ParseBool(strings.TrimSpace(v)); err != nil {
-			return nil, fmt.Errorf("option tag.automatic-completion=%q: %w", v, err)
-		}
+	if o.AutomaticCompletion.Err != nil {
+		return nil, o.AutomaticCompletion.Err
 	}
-	zoneKey, zone := "sink.process-time-zone", ""
+	c.Completion = o.AutomaticCompletion.Value
+	zoneKey, zoneOpt, zone := "sink.process-time-zone", o.ProcessTimeZone, ""
 	if mode == "watermark" {
-		zoneKey, zone = "sink.watermark-time-zone", "UTC"
+		zoneKey, zoneOpt, zone = "sink.watermark-time-zone", o.WatermarkTimeZone, "UTC"
 	}
-	if v, ok := raw[zoneKey]; ok {
-		zone = strings.TrimSpace(v)
+	if zoneOpt.Set {
+		zone = zoneOpt.Value
 	}
 	c.Zone = time.Local
 	if zone != "" {
@@ -305,8 +304,8 @@ func RunTagAutoManager(ctx context.Context, t *table.Table, now time.Time, dryRu
 	fail := func(err error) (TagAutoReport, error) {
 		return rep, fmt.Errorf("automatic tags of %s: %w", t.FullName(), err)
 	}
-	raw := t.Options().Raw
-	cfg, err := AutoTagConfigFromTable(raw)
+	tagOpts := table.ParseTagOptions(t.Options().Raw)
+	cfg, err := AutoTagConfigFrom(tagOpts)
 	if err != nil {
 		return fail(err)
 	}
@@ -370,7 +369,7 @@ func RunTagAutoManager(ctx context.Context, t *table.Table, now time.Time, dryRu
 			return slices.ContainsFunc(plan.Delete, func(d ExpiredTag) bool { return d.Name == ti.Name })
 		})
 	}
-	o, err := TagExpiryFromTable(raw)
+	o, err := TagExpiryFrom(tagOpts)
 	if err != nil {
 		return fail(err)
 	}

@@ -16,70 +16,18 @@ import (
 
 // Partition expiration strategies (partition.expiration-strategy).
 const (
-	StrategyValuesTime = "values-time"
-	StrategyUpdateTime = "update-time"
+	StrategyValuesTime = table.PartitionStrategyValuesTime
+	StrategyUpdateTime = table.PartitionStrategyUpdateTime
 )
 
-// PartitionExpireOptions are a table's partition.* expiration options.
-type PartitionExpireOptions struct {
-	// ExpirationTime is partition.expiration-time; 0 disables expiration.
-	ExpirationTime time.Duration
-	// CheckInterval is partition.expiration-check-interval (default 1h):
-	// how often a scheduler should run ExpirePartitions. Paimon's writer
-	// randomises its first check within one interval.
-	CheckInterval time.Duration
-	// Strategy is StrategyValuesTime (default) or StrategyUpdateTime.
-	Strategy string
-	// TimestampPattern and TimestampFormatter are
-	// partition.timestamp-pattern and partition.timestamp-formatter.
-	TimestampPattern, TimestampFormatter string
-	// MaxNum is partition.expiration-max-num (default 100): most partitions
-	// dropped per run.
-	MaxNum int
-	// BatchSize is partition.expiration-batch-size (0 = one commit).
-	BatchSize int
-}
+// PartitionExpireOptions are a table's partition.* expiration options,
+// parsed by table (table.Options.PartitionExpiration).
+type PartitionExpireOptions = table.PartitionExpiration
 
-// PartitionExpireOptionsFromTable reads the options with Paimon's defaults.
+// PartitionExpireOptionsFromTable reads the options with Paimon's defaults
+// through table's parser.
 func PartitionExpireOptionsFromTable(raw map[string]string) (PartitionExpireOptions, error) {
-	o := PartitionExpireOptions{CheckInterval: time.Hour, Strategy: StrategyValuesTime, MaxNum: 100}
-	dur := func(key string, dst *time.Duration) error {
-		if v, ok := raw[key]; ok {
-			d, err := table.ParseDuration(v)
-			if err != nil {
-				return fmt.Errorf("option %s=%q: %w", key, v, err)
-			}
-			*dst = d
-		}
-		return nil
-	}
-	num := func(key string, dst *int) error {
-		if v, ok := raw[key]; ok {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil || n < 0 {
-				return fmt.Errorf("option %s=%q: not a non-negative integer", key, v)
-			}
-			*dst = n
-		}
-		return nil
-	}
-	if err := errors.Join(
-		dur("partition.expiration-time", &o.ExpirationTime),
-		dur("partition.expiration-check-interval", &o.CheckInterval),
-		num("partition.expiration-max-num", &o.MaxNum),
-		num("partition.expiration-batch-size", &o.BatchSize),
-	); err != nil {
-		return o, err
-	}
-	if v, ok := raw["partition.expiration-strategy"]; ok {
-		o.Strategy = strings.TrimSpace(v)
-	}
-	if o.Strategy != StrategyValuesTime && o.Strategy != StrategyUpdateTime {
-		return o, fmt.Errorf("option partition.expiration-strategy=%q: want %s or %s", o.Strategy, StrategyValuesTime, StrategyUpdateTime)
-	}
-	o.TimestampPattern = raw["partition.timestamp-pattern"]
-	o.TimestampFormatter = raw["partition.timestamp-formatter"]
-	return o, nil
+	return table.ParsePartitionExpiration(raw)
 }
 
 // PartitionInfo is one live partition as expiry sees it.
@@ -222,7 +170,7 @@ func ExpirePartitions(ctx context.Context, t *table.Table, ro PartitionExpireRun
 		o = *ro.Options
 	} else {
 		var err error
-		if o, err = PartitionExpireOptionsFromTable(t.Options().Raw); err != nil {
+		if o, err = t.Options().PartitionExpiration(); err != nil {
 			return fail(err)
 		}
 	}
@@ -235,7 +183,7 @@ func ExpirePartitions(ctx context.Context, t *table.Table, ro PartitionExpireRun
 	// With partitions kept in a metastore, Java drops them there (and their
 	// .done partitions); an OVERWRITE commit alone would leave the metastore
 	// listing partitions that no longer exist.
-	if v := strings.TrimSpace(t.Options().Raw["metastore.partitioned-table"]); strings.EqualFold(v, "true") {
+	if table.MetastorePartitioned(t.Options().Raw) {
 		return fail(errors.New("metastore.partitioned-table=true: partitions must be dropped through the metastore, which compactd does not do"))
 	}
 	now := ro.Now

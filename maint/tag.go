@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -54,12 +53,11 @@ func CreateTag(ctx context.Context, t *table.Table, name string, o CreateTagOpti
 	}
 	retained := o.TimeRetained
 	if retained == nil {
-		if v, ok := t.Options().Raw["tag.default-time-retained"]; ok {
-			d, err := table.ParseDuration(v)
-			if err != nil {
-				return nil, fmt.Errorf("create tag %s in %s: option tag.default-time-retained=%q: %w", name, t.FullName(), v, err)
+		if d := table.ParseTagOptions(t.Options().Raw).DefaultTimeRetained; d.Set {
+			if d.Err != nil {
+				return nil, fmt.Errorf("create tag %s in %s: %w", name, t.FullName(), d.Err)
 			}
-			retained = &d
+			retained = &d.Value
 		}
 	}
 	// Java serialises the snapshot with its own Snapshot class: fields older
@@ -95,7 +93,7 @@ func CreateTag(ctx context.Context, t *table.Table, name string, o CreateTagOpti
 // creation on, a name of the automatic form may not tag a snapshot that
 // already has an automatic tag.
 func validateNoAutoTag(ctx context.Context, t *table.Table, name string, snapshot int64) error {
-	cfg, err := AutoTagConfigFromTable(t.Options().Raw)
+	cfg, err := AutoTagConfigFrom(table.ParseTagOptions(t.Options().Raw))
 	if err != nil || cfg == nil || !cfg.Handler.IsAutoTag(name) {
 		return nil
 	}
@@ -294,30 +292,28 @@ func SelectExpiredTags(tags []TagInfo, o TagExpiry, now time.Time) []ExpiredTag 
 
 // TagExpiryFromTable reads a table's tag retention options.
 func TagExpiryFromTable(raw map[string]string) (TagExpiry, error) {
+	return TagExpiryFrom(table.ParseTagOptions(raw))
+}
+
+// TagExpiryFrom is TagExpiryFromTable over typed options.
+func TagExpiryFrom(to table.TagOptions) (TagExpiry, error) {
 	o := TagExpiry{TimeExpire: true}
-	if v, ok := raw["tag.time-expire-enabled"]; ok {
-		b, err := strconv.ParseBool(strings.TrimSpace(v))
-		if err != nil {
-			return o, fmt.Errorf("option tag.time-expire-enabled=%q: %w", v, err)
-		}
-		o.TimeExpire = b
+	if to.TimeExpireEnabled.Err != nil {
+		return o, to.TimeExpireEnabled.Err
 	}
-	mode := strings.ToLower(strings.TrimSpace(raw["tag.automatic-creation"]))
-	if mode == "" || mode == "none" {
+	o.TimeExpire = to.TimeExpireEnabled.Value
+	if mode := to.AutomaticCreation; mode == "" || mode == "none" {
 		return o, nil
 	}
-	if v, ok := raw["tag.num-retained-max"]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 0 {
-			return o, fmt.Errorf("option tag.num-retained-max=%q: not a non-negative integer", v)
-		}
-		o.NumRetainedMax = n
+	if to.NumRetainedMax.Err != nil {
+		return o, to.NumRetainedMax.Err
 	}
-	auto, err := AutoTagMatcher(raw)
+	o.NumRetainedMax = to.NumRetainedMax.Value
+	h, err := PeriodHandlerFrom(to)
 	if err != nil {
 		return o, err
 	}
-	o.AutoTag = auto
+	o.AutoTag = h.IsAutoTag
 	return o, nil
 }
 
@@ -345,7 +341,7 @@ type TagExpireReport struct {
 // orphan cleanup.
 func ExpireTags(ctx context.Context, t *table.Table, now time.Time, dryRun bool) (TagExpireReport, error) {
 	rep := TagExpireReport{DryRun: dryRun}
-	o, err := TagExpiryFromTable(t.Options().Raw)
+	o, err := TagExpiryFrom(table.ParseTagOptions(t.Options().Raw))
 	if err != nil {
 		return rep, fmt.Errorf("expire tags of %s: %w", t.FullName(), err)
 	}

@@ -17,22 +17,20 @@ const (
 	EngineFirstRow      = "first-row"
 )
 
-// Option keys read by this package (CoreOptions).
+// Option keys read by this package (CoreOptions). The first five are
+// parsed by table.ParseOptions (their one parser and default); the others
+// are merge-only and read here.
 const (
-	OptMergeEngine                        = "merge-engine"
-	OptIgnoreDelete                       = "ignore-delete"
-	OptSequenceField                      = "sequence.field"
-	OptSequenceFieldSortOrder             = "sequence.field.sort-order"
+	OptMergeEngine                        = table.OptMergeEngine
+	OptIgnoreDelete                       = table.OptIgnoreDelete
+	OptSequenceField                      = table.OptSequenceField
+	OptSequenceFieldSortOrder             = table.OptSequenceFieldSortOrder
+	OptPartialUpdateRemoveOnDelete        = table.OptPartialUpdateRemoveRecordOnDel
 	OptRowKindField                       = "rowkind.field"
-	OptPartialUpdateRemoveOnDelete        = "partial-update.remove-record-on-delete"
 	OptPartialUpdateRemoveOnSequenceGroup = "partial-update.remove-record-on-sequence-group"
 	OptAggregationRemoveOnDelete          = "aggregation.remove-record-on-delete"
 	OptFieldsDefaultAggFunc               = "fields.default-aggregate-function"
 )
-
-// ignoreDeleteFallbackKeys are the older names of ignore-delete, consulted in
-// this order when ignore-delete itself is absent.
-var ignoreDeleteFallbackKeys = []string{"first-row.ignore-delete", "deduplicate.ignore-delete", "partial-update.ignore-delete"}
 
 // Engine is a table's merge engine with every merge-related option resolved
 // and validated. It is immutable and safe for concurrent use; NewFunction
@@ -60,6 +58,8 @@ type Engine struct {
 	ignoreDelete bool
 	seqFields    []int
 	seqAscending bool
+	// partialRemoveOnDelete is partial-update.remove-record-on-delete.
+	partialRemoveOnDelete bool
 
 	partial *partialConfig
 	agg     *aggConfig
@@ -114,25 +114,23 @@ func NewEngine(options map[string]string, rowType table.RowType, primaryKeys []s
 		return nil, fmt.Errorf("primary key %v is the same as the partition fields %v; the trimmed primary key would be empty", primaryKeys, partitionKeys)
 	}
 
-	name := EngineDeduplicate
-	if v, ok := options[OptMergeEngine]; ok {
-		switch strings.ToLower(strings.TrimSpace(v)) {
-		case EngineDeduplicate, EnginePartialUpdate, EngineAggregation, EngineFirstRow:
-			name = strings.ToLower(strings.TrimSpace(v))
-		default:
-			return nil, fmt.Errorf("option %s: unsupported merge engine %q (want deduplicate, partial-update, aggregation or first-row)", OptMergeEngine, v)
-		}
-	}
-	e.name = name
-
-	var err error
-	if e.ignoreDelete, err = boolOption(options, OptIgnoreDelete, false, ignoreDeleteFallbackKeys...); err != nil {
+	// merge-engine, ignore-delete (and its older names), sequence.field,
+	// its sort order and partial-update.remove-record-on-delete are
+	// table's to parse.
+	t, err := table.ParseOptions(options)
+	if err != nil {
 		return nil, err
 	}
+	name := string(t.MergeEngine)
+	e.name = name
+	e.ignoreDelete = t.IgnoreDelete
+	e.seqAscending = t.SequenceFieldSortOrder != table.SortDescending
+	e.partialRemoveOnDelete = t.PartialUpdateRemoveRecordOnDelete
+
 	if err := validateFieldsPrefix(options, rowType); err != nil {
 		return nil, err
 	}
-	if err := e.parseSequenceField(options); err != nil {
+	if err := e.resolveSequenceField(t.SequenceField, options); err != nil {
 		return nil, err
 	}
 	if f, ok := options[OptRowKindField]; ok && rowType.Index(f) < 0 {
@@ -216,35 +214,23 @@ func (e *Engine) NewReader(ctx context.Context, runs []Iterator, dropDelete bool
 	return NewReader(ctx, runs, e.NewFunction(), e.ReaderOptions(dropDelete))
 }
 
-func (e *Engine) parseSequenceField(options map[string]string) error {
-	v, ok := options[OptSequenceField]
-	if ok {
-		seen := map[string]bool{}
-		for _, f := range strings.Split(v, ",") {
-			f = strings.TrimSpace(f)
-			i := e.rowType.Index(f)
-			if i < 0 {
-				return fmt.Errorf("option %s: sequence field %q can not be found in table schema", OptSequenceField, f)
-			}
-			if _, ok := options[fieldKey(f, "aggregate-function")]; ok {
-				return fmt.Errorf("option %s: should not define aggregation on sequence field %q", fieldKey(f, "aggregate-function"), f)
-			}
-			if seen[f] {
-				return fmt.Errorf("option %s: sequence field %q is defined repeatedly", OptSequenceField, f)
-			}
-			seen[f] = true
-			e.seqFields = append(e.seqFields, i)
+// resolveSequenceField checks the sequence.field names (as table splits
+// them) against the schema and the aggregation options.
+func (e *Engine) resolveSequenceField(fields []string, options map[string]string) error {
+	seen := map[string]bool{}
+	for _, f := range fields {
+		i := e.rowType.Index(f)
+		if i < 0 {
+			return fmt.Errorf("option %s: sequence field %q can not be found in table schema", OptSequenceField, f)
 		}
-	}
-	if v, ok := options[OptSequenceFieldSortOrder]; ok {
-		switch strings.ToLower(strings.TrimSpace(v)) {
-		case "ascending":
-			e.seqAscending = true
-		case "descending":
-			e.seqAscending = false
-		default:
-			return fmt.Errorf("option %s: invalid value %q (want ascending or descending)", OptSequenceFieldSortOrder, v)
+		if _, ok := options[fieldKey(f, "aggregate-function")]; ok {
+			return fmt.Errorf("option %s: should not define aggregation on sequence field %q", fieldKey(f, "aggregate-function"), f)
 		}
+		if seen[f] {
+			return fmt.Errorf("option %s: sequence field %q is defined repeatedly", OptSequenceField, f)
+		}
+		seen[f] = true
+		e.seqFields = append(e.seqFields, i)
 	}
 	return nil
 }
@@ -289,8 +275,9 @@ func field(r table.Row, i int) any {
 
 func fieldKey(field, suffix string) string { return "fields." + field + "." + suffix }
 
-// boolOption reads a boolean option as Paimon's Options does: the key, then
-// its fallback keys in order; "true"/"false" in any case.
+// boolOption reads a merge-only boolean option (per-field options and
+// aggregation.remove-record-on-delete): the key, then its fallback keys in
+// order; "true"/"false" in any case.
 func boolOption(options map[string]string, key string, def bool, fallbacks ...string) (bool, error) {
 	for _, k := range append([]string{key}, fallbacks...) {
 		v, ok := options[k]

@@ -296,6 +296,8 @@ func TestValidate(t *testing.T) {
 		{"an unknown merge engine names the option", map[string]string{"merge-engine": "upsert"}, "merge-engine"},
 		{"engine names are case-insensitive", map[string]string{"merge-engine": "Partial-Update"}, ""},
 		{"a missing sequence field names the option", map[string]string{"sequence.field": "nope"}, "sequence.field"},
+		{"an empty sequence field is refused", map[string]string{"sequence.field": ""}, "sequence.field"},
+		{"a trailing comma in sequence.field is dropped, as Java's split drops it", map[string]string{"sequence.field": "n,"}, ""},
 		{"a repeated sequence field is rejected", map[string]string{"sequence.field": "n, n"}, "repeatedly"},
 		{"an aggregate function on a sequence field is rejected", map[string]string{"sequence.field": "n", "merge-engine": "aggregation", "fields.n.aggregate-function": "sum"}, "fields.n.aggregate-function"},
 		{"a bad sort order is rejected", map[string]string{"sequence.field.sort-order": "up"}, "sequence.field.sort-order"},

@@ -54,10 +54,7 @@ func newPartialConfig(options map[string]string, e *Engine) (*partialConfig, err
 		aggs:          make([]func() fieldAgg, len(rt)),
 		partialDelete: map[int]bool{},
 	}
-	var err error
-	if c.removeOnDelete, err = boolOption(options, OptPartialUpdateRemoveOnDelete, false); err != nil {
-		return nil, err
-	}
+	c.removeOnDelete = e.partialRemoveOnDelete
 	removeOnGroup, hasRemoveOnGroup := options[OptPartialUpdateRemoveOnSequenceGroup]
 	for _, f := range rt {
 		c.nullable = append(c.nullable, f.Type.Nullable)

@@ -2,11 +2,10 @@ package planner
 
 import (
 	"errors"
-	"fmt"
-	"github.com/compactd/compactd/table"
-	"strconv"
-	"strings"
+	"slices"
 	"time"
+
+	"github.com/compactd/compactd/table"
 )
 
 // Strategy is the compaction strategy of a planning request, as the
@@ -47,7 +46,8 @@ const (
 )
 
 // Options are the table options the planner uses, typed, with Paimon's
-// defaults applied. Build them with DefaultOptions or ParseOptions.
+// defaults applied. Build them with FromTable, DefaultOptions or ParseOptions; the
+// parsing and the defaults are table.ParseOptions'.
 type Options struct {
 	// PrimaryKey is true for primary-key (merge-tree) tables.
 	PrimaryKey bool
@@ -126,206 +126,58 @@ type Options struct {
 	Behavior Behavior
 }
 
-const mib = 1 << 20
-
-// DefaultOptions returns Paimon's defaults for a primary-key or append table.
+// DefaultOptions returns Paimon's defaults for a primary-key or append table
+// (table.ParseOptions of no options).
 func DefaultOptions(primaryKey bool) Options {
-	o := Options{
-		PrimaryKey:                    primaryKey,
-		Bucket:                        -1,
-		NumSortedRunCompactionTrigger: 5,
-		MaxSizeAmplificationPercent:   200,
-		SizeRatio:                     1,
-		OffPeakStartHour:              -1,
-		OffPeakEndHour:                -1,
-		ChangelogProducer:             "none",
-		MergeEngine:                   "deduplicate",
-		SmallFileRatio:                0.7,
-		MinFileNum:                    5,
-		OpenFileCost:                  4 * mib,
-		DeleteRatioThreshold:          0.2,
-	}
-	if primaryKey {
-		o.TargetFileSize = 128 * mib
-	} else {
-		o.TargetFileSize = 256 * mib
-	}
-	o.derive(nil, nil)
-	return o
-}
-
-// derive fills the options whose defaults depend on others.
-func (o *Options) derive(numLevels, lookupMaxInterval *int) {
-	if numLevels != nil {
-		o.NumLevels = *numLevels
-	} else {
-		o.NumLevels = o.NumSortedRunCompactionTrigger + 1
-	}
-	mi := 2 * o.NumSortedRunCompactionTrigger
-	if lookupMaxInterval != nil {
-		mi = *lookupMaxInterval
-	}
-	o.LookupCompactMaxInterval = max(o.NumSortedRunCompactionTrigger, mi)
+	t, _ := table.ParseOptions(nil)
+	return FromTable(t, primaryKey)
 }
 
 // ParseOptions types a table's options map (schema options merged with any
-// dynamic overrides) and applies Paimon's defaults. Unknown keys are ignored.
-// All malformed values are reported together.
+// dynamic overrides) through table.ParseOptions, which holds every option's
+// parser and default. Unknown keys are ignored. All malformed values are
+// reported together, with every setting the planner cannot plan with.
 func ParseOptions(m map[string]string, primaryKey bool) (Options, error) {
-	o := DefaultOptions(primaryKey)
-	var errs []error
-	get := func(key string) (string, bool) {
-		v, ok := m[key]
-		return strings.TrimSpace(v), ok
-	}
-	intOpt := func(key string, dst *int) bool {
-		v, ok := get(key)
-		if !ok {
-			return false
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("option %s=%q: %w", key, v, err))
-			return false
-		}
-		*dst = n
-		return true
-	}
-	boolOpt := func(key string, dst *bool) {
-		v, ok := get(key)
-		if !ok {
-			return
-		}
-		switch strings.ToLower(v) {
-		case "true":
-			*dst = true
-		case "false":
-			*dst = false
-		default:
-			errs = append(errs, fmt.Errorf("option %s=%q: not a boolean", key, v))
-		}
-	}
-	sizeOpt := func(key string) *int64 {
-		v, ok := get(key)
-		if !ok {
-			return nil
-		}
-		n, err := table.ParseMemorySize(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("option %s: %w", key, err))
-			return nil
-		}
-		return &n
-	}
-	floatOpt := func(key string, dst *float64) {
-		v, ok := get(key)
-		if !ok {
-			return
-		}
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("option %s=%q: %w", key, v, err))
-			return
-		}
-		*dst = f
-	}
-
-	intOpt("bucket", &o.Bucket)
-	intOpt("num-sorted-run.compaction-trigger", &o.NumSortedRunCompactionTrigger)
-	var numLevels, lookupMax int
-	hasNumLevels := intOpt("num-levels", &numLevels)
-	hasLookupMax := intOpt("lookup-compact.max-interval", &lookupMax)
-	intOpt("compaction.max-size-amplification-percent", &o.MaxSizeAmplificationPercent)
-	intOpt("compaction.size-ratio", &o.SizeRatio)
-	intOpt("compaction.offpeak.start.hour", &o.OffPeakStartHour)
-	intOpt("compaction.offpeak.end.hour", &o.OffPeakEndHour)
-	intOpt("compaction.offpeak-ratio", &o.OffPeakRatio)
-	if v, ok := get("compaction.optimization-interval"); ok {
-		d, err := table.ParseDuration(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("option compaction.optimization-interval: %w", err))
-		} else {
-			o.OptimizationInterval = &d
-		}
-	}
-	o.TotalSizeThreshold = sizeOpt("compaction.total-size-threshold")
-	o.IncrementalSizeThreshold = sizeOpt("compaction.incremental-size-threshold")
-	boolOpt("compaction.force-up-level-0", &o.ForceUpLevel0)
-	if v, ok := get("changelog-producer"); ok {
-		o.ChangelogProducer = strings.ToLower(v)
-	}
-	if v, ok := get("merge-engine"); ok {
-		o.MergeEngine = strings.ToLower(v)
-	}
-	boolOpt("deletion-vectors.enabled", &o.DeletionVectors)
-	if v, ok := get("sequence.field"); ok && v != "" {
-		o.SequenceField = true
-	}
-	boolOpt("force-lookup", &o.ForceLookup)
-	if v, ok := get("lookup-compact"); ok {
-		switch strings.ToLower(v) {
-		case "radical":
-			o.LookupCompactGentle = false
-		case "gentle":
-			o.LookupCompactGentle = true
-		default:
-			errs = append(errs, fmt.Errorf("option lookup-compact=%q: want radical or gentle", v))
-		}
-	}
-	if !intOpt("full-compaction.delta-commits", &o.FullCompactionDeltaCommits) &&
-		o.ChangelogProducer == "full-compaction" {
-		o.FullCompactionDeltaCommits = 1
-	}
-	boolOpt("compaction.force-rewrite-all-files", &o.ForceRewriteAllFiles)
-	boolOpt("chain-table.enabled", &o.ChainTable)
-	if _, ok := m["write-only"]; ok {
-		boolOpt("write-only", &o.WriteOnly)
-	} else {
-		boolOpt("write.compaction-skip", &o.WriteOnly)
-	}
-	if n := sizeOpt("target-file-size"); n != nil {
-		o.TargetFileSize = *n
-	}
-	floatOpt("compaction.small-file-ratio", &o.SmallFileRatio)
-	intOpt("compaction.min.file-num", &o.MinFileNum)
-	if n := sizeOpt("source.split.open-file-cost"); n != nil {
-		o.OpenFileCost = *n
-	}
-	floatOpt("compaction.delete-ratio-threshold", &o.DeleteRatioThreshold)
-
-	var nl, lm *int
-	if hasNumLevels {
-		nl = &numLevels
-	}
-	if hasLookupMax {
-		lm = &lookupMax
-	}
-	o.derive(nl, lm)
-	if err := o.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	return o, errors.Join(errs...)
+	t, err := table.ParseOptions(m)
+	return FromTable(t, primaryKey), errors.Join(err, t.CompactionErr())
 }
 
-// Validate reports every inconsistent setting at once.
-func (o *Options) Validate() error {
-	var errs []error
-	if o.NumSortedRunCompactionTrigger < 1 {
-		errs = append(errs, fmt.Errorf("num-sorted-run.compaction-trigger must be >= 1, got %d", o.NumSortedRunCompactionTrigger))
+// FromTable takes the planner's options from a table's typed options
+// (Strategy and Behavior are left at their zero values). It does not check
+// them: table.Options.CompactionErr does.
+func FromTable(t *table.Options, primaryKey bool) Options {
+	o := Options{
+		PrimaryKey:                    primaryKey,
+		Bucket:                        t.Bucket,
+		NumSortedRunCompactionTrigger: t.NumSortedRunCompactionTrigger,
+		NumLevels:                     t.NumLevels,
+		MaxSizeAmplificationPercent:   t.CompactionMaxSizeAmplification,
+		SizeRatio:                     t.CompactionSizeRatio,
+		OffPeakStartHour:              t.CompactionOffPeakStartHour,
+		OffPeakEndHour:                t.CompactionOffPeakEndHour,
+		OffPeakRatio:                  t.CompactionOffPeakRatio,
+		OptimizationInterval:          t.CompactionOptimizationInterval,
+		TotalSizeThreshold:            t.CompactionTotalSizeThreshold,
+		IncrementalSizeThreshold:      t.CompactionIncrementalSizeThreshold,
+		ForceUpLevel0:                 t.CompactionForceUpLevel0,
+		ChangelogProducer:             string(t.ChangelogProducer),
+		MergeEngine:                   string(t.MergeEngine),
+		DeletionVectors:               t.DeletionVectorsEnabled,
+		SequenceField:                 slices.ContainsFunc(t.SequenceField, func(f string) bool { return f != "" }),
+		ForceLookup:                   t.ForceLookup,
+		LookupCompactGentle:           t.LookupCompactGentle,
+		LookupCompactMaxInterval:      t.LookupCompactMaxInterval,
+		FullCompactionDeltaCommits:    t.FullCompactionDeltaCommitsOrDefault(),
+		ForceRewriteAllFiles:          t.CompactionForceRewriteAllFiles,
+		ChainTable:                    t.ChainTableEnabled,
+		WriteOnly:                     t.WriteOnly,
+		TargetFileSize:                t.TargetFileSizeFor(primaryKey),
+		SmallFileRatio:                t.CompactionSmallFileRatio,
+		MinFileNum:                    t.CompactionMinFileNum,
+		OpenFileCost:                  t.SourceSplitOpenFileCost,
+		DeleteRatioThreshold:          t.CompactionDeleteRatioThreshold,
 	}
-	if o.NumLevels < 2 {
-		errs = append(errs, fmt.Errorf("num-levels must be >= 2, got %d", o.NumLevels))
-	}
-	if o.TargetFileSize <= 0 {
-		errs = append(errs, fmt.Errorf("target-file-size must be > 0, got %d", o.TargetFileSize))
-	}
-	if o.MinFileNum < 1 {
-		errs = append(errs, fmt.Errorf("compaction.min.file-num must be >= 1, got %d", o.MinFileNum))
-	}
-	if o.SmallFileRatio < 0 {
-		errs = append(errs, fmt.Errorf("compaction.small-file-ratio must be >= 0, got %v", o.SmallFileRatio))
-	}
-	return errors.Join(errs...)
+	return o
 }
 
 // NeedLookup mirrors CoreOptions.needLookup: lookup changelog, deletion
@@ -357,16 +209,11 @@ func (o *Options) rewritesLevel0Upgrade(f File, outputLevel, maxLevel int) bool 
 	return !(o.MergeEngine == "deduplicate" && !o.SequenceField)
 }
 
-// CompactionFileSize is CoreOptions.compactionFileSize: files smaller than
-// this are "small". Since 2.0.0 it is target-file-size ×
-// compaction.small-file-ratio, truncated like Java's long cast; the option
-// did not exist before (#7690) and 1.x computes target/10*7 in integer
-// arithmetic (93952404 instead of 93952409 bytes for 128 MiB).
+// CompactionFileSize is CoreOptions.compactionFileSize for the Paimon
+// release the planner reproduces (table.CompactionFileSize: 1.x and 2.x
+// differ).
 func (o *Options) CompactionFileSize() int64 {
-	if o.Behavior == Behavior14 || o.Behavior == Behavior13 {
-		return o.TargetFileSize / 10 * 7
-	}
-	return int64(float64(o.TargetFileSize) * o.SmallFileRatio)
+	return table.CompactionFileSize(o.TargetFileSize, o.SmallFileRatio, o.Behavior == Behavior14 || o.Behavior == Behavior13)
 }
 
 // offPeakRatio mirrors OffPeakHours.currentRatio; the window is disabled if

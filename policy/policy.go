@@ -11,8 +11,6 @@ import (
 
 	"github.com/robfig/cron/v3"
 
-	"github.com/compactd/compactd/expire"
-	"github.com/compactd/compactd/planner"
 	"github.com/compactd/compactd/table"
 )
 
@@ -97,7 +95,7 @@ var builtin = map[string]keyDef{
 
 // paimonKeys are Paimon table options a policy may override (retention and
 // compaction). Their defaults are Paimon's; they are validated by parsing
-// them as compaction and expiration do.
+// them with table.ParseOptions, as compaction and expiration do.
 var paimonKeys = map[string]bool{
 	"snapshot.num-retained.min": true, "snapshot.num-retained.max": true,
 	"snapshot.time-retained": true, "snapshot.expire.limit": true,
@@ -156,10 +154,12 @@ func Resolve(name string, tableOptions, configDefaults, overrides map[string]str
 	for k, v := range configDefaults {
 		set(k, v, FromConfig)
 	}
-	// A table whose writers compact themselves (Paimon's write-only is not
-	// true) must not be compacted by compactd too: the two would keep
-	// invalidating each other's compactions.
-	if strings.TrimSpace(strings.ToLower(tableOptions["write-only"])) != "true" && tableOptions != nil {
+	// A table whose writers compact themselves (Paimon's write-only, or its
+	// older name write.compaction-skip, is not true) must not be compacted
+	// by compactd too: the two would keep invalidating each other's
+	// compactions. Options table cannot parse count as not write-only (the
+	// table's jobs refuse it anyway).
+	if tableOptions != nil && !writeOnly(tableOptions) {
 		for _, k := range []string{"compact.enabled", "full-compaction.enabled"} {
 			e.Values[k] = Value{Key: k, Value: "false", Source: FromTable, Note: "the table's writers compact (write-only is not true)"}
 		}
@@ -177,6 +177,12 @@ func Resolve(name string, tableOptions, configDefaults, overrides map[string]str
 		set(k, v, FromOverride)
 	}
 	return e
+}
+
+// writeOnly is the table's write-only option as table parses it.
+func writeOnly(tableOptions map[string]string) bool {
+	o, err := table.ParseOptions(tableOptions)
+	return err == nil && o.WriteOnly
 }
 
 // Sorted returns the values ordered by key.
@@ -357,11 +363,16 @@ func ValidateValues(values, tableOptions map[string]string) error {
 		}
 	}
 	if hasPaimon {
-		if _, err := expire.OptionsFromTable(merged); err != nil {
+		// The jobs read these options through table.ParseOptions: refuse
+		// what they would refuse.
+		o, err := table.ParseOptions(merged)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("table options: %w", err))
+		}
+		if err := o.ExpirationErr(); err != nil {
 			errs = append(errs, fmt.Errorf("retention: %w", err))
 		}
-		// Primary-key parsing checks every compaction key the policy allows.
-		if _, err := planner.ParseOptions(merged, true); err != nil {
+		if err := o.CompactionErr(); err != nil {
 			errs = append(errs, fmt.Errorf("compaction: %w", err))
 		}
 	}

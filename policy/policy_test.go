@@ -189,3 +189,38 @@ func TestTablesWhoseWritersCompactAreNotCompactedByDefault(t *testing.T) {
 		})
 	}
 }
+
+// The jobs read Paimon options through table.ParseOptions (Java's rules:
+// no spaces around numbers, int ranges, TRUE/FALSE): policy refuses what
+// they would refuse, so an accepted override never halts a table later.
+func TestPaimonOverridesAreRefusedExactlyWhenTheJobsWouldRefuseThem(t *testing.T) {
+	for _, c := range []struct {
+		key, value string
+		refused    bool
+	}{
+		{"num-sorted-run.stop-trigger", "x", true}, // read by table, was not checked
+		{"num-sorted-run.stop-trigger", "7", false},
+		{"num-sorted-run.compaction-trigger", " 5", true},
+		{"num-sorted-run.compaction-trigger", "3000000000", true},
+		{"num-sorted-run.compaction-trigger", "0", true},
+		{"num-sorted-run.compaction-trigger", "+5", false},
+		{"snapshot.clean-empty-directories", "1", true},
+		{"snapshot.clean-empty-directories", "True", false},
+		{"snapshot.num-retained.min", "0", true},
+		{"target-file-size", "0 b", true},
+		{"compaction.incremental-size-threshold", "1 parsec", true},
+	} {
+		err := ValidateValues(map[string]string{c.key: c.value}, nil)
+		if (err != nil) != c.refused {
+			t.Errorf("%s=%q: refused=%v (%v), want %v", c.key, c.value, err != nil, err, c.refused)
+		}
+	}
+}
+
+func TestWriteCompactionSkipCountsAsWriteOnly(t *testing.T) {
+	// write.compaction-skip is write-only's older name (a fallback key).
+	v := Resolve("db.t", map[string]string{"write.compaction-skip": "true"}, nil, nil).Values["compact.enabled"]
+	if v.Value != "true" || v.Source != FromDefault {
+		t.Fatalf("compact.enabled = %s from %s, want true from default", v.Value, v.Source)
+	}
+}

@@ -159,8 +159,7 @@ func (s *Scheduler) execute(ctx context.Context, t *tableState, k policy.Kind, j
 		}
 		return nil
 	case policy.TagExpire:
-		raw := eff.MergedTableOptions()
-		if v := raw["tag.automatic-creation"]; v != "" && v != "none" {
+		if v := table.ParseTagOptions(eff.MergedTableOptions()).AutomaticCreation; v != "" && v != "none" {
 			rep, err := maint.RunTagAutoManager(ctx, tb, now, false)
 			if err != nil {
 				return err

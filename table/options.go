@@ -1,6 +1,7 @@
 package table
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -194,6 +195,18 @@ type Options struct {
 	CommitMinRetryWait time.Duration
 	CommitMaxRetryWait time.Duration
 	CommitUserPrefix   string
+
+	// Options only one job reads (options_compaction.go,
+	// options_expiration.go, options_partition.go). A malformed value of
+	// one of them does not fail ParseOptions, so a table stays readable
+	// and expirable when, say, only its compaction options are wrong;
+	// the job's error method reports it.
+	compactionOnly
+	expirationOnly
+	partitionExpiration PartitionExpiration
+	compactionErr       error
+	expirationErr       error
+	partitionErr        error
 }
 
 // TargetFileSizeFor is the effective target-file-size: the option, else
@@ -226,7 +239,14 @@ func (o *Options) Get(key string) (string, bool) {
 }
 
 // ParseOptions builds the typed view. A malformed value of any option
-// listed above is an error naming the key, as Java fails on such a table.
+// listed above is an error naming the key, as Java fails on such a table;
+// every malformed value is reported at once. The options are returned
+// also with an error, each malformed value replaced by its default, so
+// that a caller can report the errors of the job-only options too.
+//
+// This is the one parser of every Paimon option compactd reads: the
+// planner, the merge engines, expiration, partition expiry and the policy
+// validation take their values from it.
 func ParseOptions(raw map[string]string) (*Options, error) {
 	p := optParser{raw: raw}
 	o := &Options{Raw: raw}
@@ -318,15 +338,20 @@ func ParseOptions(raw map[string]string) (*Options, error) {
 	o.CommitMinRetryWait = p.duration(OptCommitMinRetryWait, 10*time.Millisecond)
 	o.CommitMaxRetryWait = p.duration(OptCommitMaxRetryWait, 10*time.Second)
 	o.CommitUserPrefix = p.str(OptCommitUserPrefix, "")
-	if p.err != nil {
-		return nil, p.err
-	}
-	return o, nil
+
+	o.compactionErr = o.parseCompactionOnly(raw)
+	o.expirationErr = o.parseExpirationOnly(raw)
+	o.partitionExpiration, o.partitionErr = ParsePartitionExpiration(raw)
+	return o, errors.Join(p.errs...)
 }
 
 // javaSplit is Java's String.split with a literal separator: trailing
-// empty strings are dropped ("a,b," → [a b]).
+// empty strings are dropped ("a,b," → [a b]), except that a string without
+// the separator is returned whole ("" → [""]).
 func javaSplit(s, sep string) []string {
+	if !strings.Contains(s, sep) {
+		return []string{s}
+	}
 	parts := strings.Split(s, sep)
 	for len(parts) > 0 && parts[len(parts)-1] == "" {
 		parts = parts[:len(parts)-1]
@@ -341,11 +366,11 @@ func addSafely(a, b int) int {
 	return a + b
 }
 
-// optParser reads options with Java's conversions and remembers the first
+// optParser reads options with Java's conversions and remembers every
 // error.
 type optParser struct {
-	raw map[string]string
-	err error
+	raw  map[string]string
+	errs []error
 }
 
 func (p *optParser) get(key string, fallback ...string) (string, bool) {
@@ -361,9 +386,7 @@ func (p *optParser) get(key string, fallback ...string) (string, bool) {
 }
 
 func (p *optParser) fail(key, v string, err error) {
-	if p.err == nil {
-		p.err = fmt.Errorf("option %s=%q: %w", key, v, err)
-	}
+	p.errs = append(p.errs, fmt.Errorf("option %s=%q: %w", key, v, err))
 }
 
 func (p *optParser) str(key, def string) string {

@@ -164,3 +164,58 @@ func TestParseDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestEveryMalformedOptionIsReportedAtOnce(t *testing.T) {
+	_, err := ParseOptions(map[string]string{"bucket": "two", "target-file-size": "12 parsecs", "snapshot.expire.limit": "x"})
+	for _, key := range []string{"bucket", "target-file-size", "snapshot.expire.limit"} {
+		if err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("error does not name %s: %v", key, err)
+		}
+	}
+}
+
+func TestJobOnlyOptionsDoNotFailParsingButTheirJob(t *testing.T) {
+	// A table whose compaction-only options are wrong stays readable and
+	// expirable; compaction reports them (and its invariants) at once.
+	o, err := ParseOptions(map[string]string{
+		"lookup-compact": "lazy", "compaction.force-up-level-0": "yes", "num-sorted-run.compaction-trigger": "0",
+		"consumer.changelog-only": "maybe", "partition.expiration-strategy": "never",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ce := o.CompactionErr()
+	for _, want := range []string{"lookup-compact", "compaction.force-up-level-0", "num-sorted-run.compaction-trigger must be >= 1"} {
+		if ce == nil || !strings.Contains(ce.Error(), want) {
+			t.Errorf("CompactionErr does not name %s: %v", want, ce)
+		}
+	}
+	if ee := o.ExpirationErr(); ee == nil || !strings.Contains(ee.Error(), "consumer.changelog-only") {
+		t.Errorf("ExpirationErr = %v", ee)
+	}
+	if _, pe := o.PartitionExpiration(); pe == nil || !strings.Contains(pe.Error(), "partition.expiration-strategy") {
+		t.Errorf("PartitionExpiration error = %v", pe)
+	}
+	o, _ = ParseOptions(map[string]string{"snapshot.num-retained.min": "5", "snapshot.num-retained.max": "4"})
+	if ee := o.ExpirationErr(); ee == nil || !strings.Contains(ee.Error(), "retainMax") {
+		t.Errorf("ExpirationErr = %v", ee)
+	}
+}
+
+func TestCompactionFileSizeDiffersBetweenReleases(t *testing.T) {
+	// 1.x: target/10*7 in integers; 2.0.0: target × small-file-ratio.
+	if got := CompactionFileSize(128<<20, 0.7, true); got != 93952404 {
+		t.Errorf("1.x: %d", got)
+	}
+	if got := CompactionFileSize(128<<20, 0.7, false); got != 93952409 {
+		t.Errorf("2.x: %d", got)
+	}
+}
+
+func TestSplitIsJavas(t *testing.T) {
+	for in, want := range map[string][]string{"": {""}, "a": {"a"}, "a,b,": {"a", "b"}, "a,,b": {"a", "", "b"}, ",": {}} {
+		if got := javaSplit(in, ","); !slices.Equal(got, want) {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}

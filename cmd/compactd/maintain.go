@@ -32,10 +32,10 @@ reaches is missing, unreadable or corrupt.`,
 			if err != nil {
 				return err
 			}
-			o, err := expire.OptionsFromTable(t.Options().Raw)
-			if err != nil {
+			if err := t.Options().ExpirationErr(); err != nil {
 				return err
 			}
+			o := expire.FromTable(t.Options())
 			if cmd.Flags().Changed("retain-min") {
 				o.RetainMin = retainMin
 			}

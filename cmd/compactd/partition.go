@@ -38,7 +38,7 @@ files. The files are deleted physically when snapshot expiration removes the old
 			if err != nil {
 				return err
 			}
-			o, err := maint.PartitionExpireOptionsFromTable(t.Options().Raw)
+			o, err := t.Options().PartitionExpiration()
 			if err != nil {
 				return fmt.Errorf("%s: %w", t.FullName(), err)
 			}

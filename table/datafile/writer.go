@@ -214,21 +214,11 @@ func buildEmitter(t table.DataType, name string, rep int, next *int) (emitter, e
 }
 
 // compressionCodec maps file.compression (and the zstd level) to a codec.
-func compressionCodec(options map[string]string) (compress.Codec, error) {
-	name := "zstd"
-	if v, ok := options["file.compression"]; ok {
-		name = strings.ToLower(v)
-	}
+func compressionCodec(o *table.Options) (compress.Codec, error) {
+	name := strings.ToLower(o.FileCompression)
 	switch name {
 	case "zstd":
-		level := 1
-		if v, ok := options["file.compression.zstd-level"]; ok {
-			l, err := strconv.Atoi(v)
-			if err != nil {
-				return nil, fmt.Errorf("invalid file.compression.zstd-level %q", v)
-			}
-			level = l
-		}
+		level := o.FileCompressionZstdLevel
 		// klauspost/compress offers four speeds; map zstd levels onto them
 		// as its EncoderLevelFromZstd does.
 		var l zstd.Level
@@ -329,12 +319,30 @@ type pqWriter struct {
 	bs        *batchState // set by the first batch written
 }
 
-func newPQWriter(ctx context.Context, fio fileio.FileIO, path string, fields table.RowType, options map[string]string) (*pqWriter, error) {
+// parquetOptions parses a writer's options (the table's, with any
+// per-level values applied) through table.ParseOptions, which holds the
+// parsers and defaults of file.format, file.compression and its zstd
+// level, and refuses a format other than Parquet.
+func parquetOptions(path string, options map[string]string) (*table.Options, error) {
+	topts, err := table.ParseOptions(options)
+	if err != nil {
+		return nil, fmt.Errorf("data file %s: %w", path, err)
+	}
+	if topts.FileFormat != "parquet" {
+		return nil, fmt.Errorf("data file %s: not supported: file.format=%s", path, topts.FileFormat)
+	}
+	return topts, nil
+}
+
+// newPQWriter opens a Parquet writer; topts are options parsed by
+// parquetOptions, options the same map (for the Parquet and statistics
+// keys only this package reads).
+func newPQWriter(ctx context.Context, fio fileio.FileIO, path string, fields table.RowType, topts *table.Options, options map[string]string) (*pqWriter, error) {
 	layout, err := parquetSchema(fields)
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", path, err)
 	}
-	codec, err := compressionCodec(options)
+	codec, err := compressionCodec(topts)
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", path, err)
 	}
@@ -500,14 +508,15 @@ type KeyValueWriter struct {
 // file.compression.zstd-level, parquet.block.size, parquet.page.size,
 // metadata.stats-mode, fields.<f>.stats-mode, ...).
 func NewKeyValueWriter(ctx context.Context, fio fileio.FileIO, path string, schema Schema, options map[string]string) (*KeyValueWriter, error) {
-	if f, ok := options["file.format"]; ok && !strings.EqualFold(f, "parquet") {
-		return nil, fmt.Errorf("data file %s: not supported: file.format=%s", path, f)
+	topts, err := parquetOptions(path, options)
+	if err != nil {
+		return nil, err
 	}
 	fields, err := schema.KeyValueFields()
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", path, err)
 	}
-	pq, err := newPQWriter(ctx, fio, path, fields, options)
+	pq, err := newPQWriter(ctx, fio, path, fields, topts, options)
 	if err != nil {
 		return nil, err
 	}
@@ -584,10 +593,11 @@ type RowWriter struct {
 // NewRowWriter creates a Parquet data file of an append table with the
 // given columns; options as for NewKeyValueWriter.
 func NewRowWriter(ctx context.Context, fio fileio.FileIO, path string, fields table.RowType, options map[string]string) (*RowWriter, error) {
-	if f, ok := options["file.format"]; ok && !strings.EqualFold(f, "parquet") {
-		return nil, fmt.Errorf("data file %s: not supported: file.format=%s", path, f)
+	topts, err := parquetOptions(path, options)
+	if err != nil {
+		return nil, err
 	}
-	pq, err := newPQWriter(ctx, fio, path, fields, options)
+	pq, err := newPQWriter(ctx, fio, path, fields, topts, options)
 	if err != nil {
 		return nil, err
 	}
