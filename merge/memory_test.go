@@ -111,6 +111,7 @@ func BenchmarkMerge(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
+			defer reportCPU(b)()
 			for i := 0; i < b.N; i++ {
 				r := e.NewReader(context.Background(), genRuns(numRuns, perRun, 4), true)
 				for {

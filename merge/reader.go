@@ -55,10 +55,8 @@ type Options struct {
 // when the merge function drops the key or DropDelete drops a retraction).
 //
 // Records of one key reach the merge function in Paimon's merge order
-// (SortMergeReaderWithMinHeap / WithLoserTree): user sequence fields, then
-// _SEQUENCE_NUMBER ascending, then retractions before additions. Paimon leaves
-// any remaining tie to reader position; here the run given first wins the tie
-// (is treated as older).
+// (compareSeq: user sequence fields, then _SEQUENCE_NUMBER ascending, then
+// retractions before additions, then the run given first).
 //
 // Memory: one pending record per run plus the records of the current key
 // (only the first of them without Lookup; keys are unique within a run, so a
@@ -68,19 +66,12 @@ type Reader struct {
 	ctx   context.Context
 	opts  Options
 	fn    Function
-	heap  []*cursor
+	heap  heap // the runs with a pending record
 	runs  []*cursor
 	group []groupRecord // Lookup only
 	init  bool
 	err   error
 	steps uint64
-}
-
-type cursor struct {
-	it    Iterator
-	run   int
-	kv    table.KeyValue
-	level int
 }
 
 type groupRecord struct {
@@ -90,7 +81,8 @@ type groupRecord struct {
 
 // NewReader merges runs through fn. The reader owns the runs: Close closes them.
 func NewReader(ctx context.Context, runs []Iterator, fn Function, opts Options) *Reader {
-	r := &Reader{ctx: ctx, opts: opts, fn: fn}
+	r := &Reader{ctx: ctx, opts: opts, fn: fn,
+		heap: heap{ord: heapOrder{keyTypes: opts.KeyTypes, seqCmp: opts.SeqCompare}}}
 	for i, it := range runs {
 		r.runs = append(r.runs, &cursor{it: it, run: i})
 	}
@@ -105,7 +97,7 @@ func (r *Reader) start() error {
 			return err
 		}
 		if ok {
-			r.push(c)
+			r.heap.push(c)
 		}
 	}
 	return nil
@@ -149,7 +141,7 @@ func (r *Reader) next() (table.KeyValue, error) {
 				return table.KeyValue{}, err
 			}
 		}
-		if len(r.heap) == 0 {
+		if r.heap.len() == 0 {
 			return table.KeyValue{}, io.EOF
 		}
 		kv, ok, err := r.mergeOneKey()
@@ -176,8 +168,8 @@ func (r *Reader) mergeOneKey() (table.KeyValue, bool, error) {
 		high        bool // a record of the key comes from a level > 0
 	)
 	r.group = r.group[:0]
-	for len(r.heap) > 0 {
-		c := r.heap[0]
+	for r.heap.len() > 0 {
+		c := r.heap.top()
 		if count > 0 && table.CompareRows(r.opts.KeyTypes, c.kv.Key, key) != 0 {
 			break
 		}
@@ -187,9 +179,9 @@ func (r *Reader) mergeOneKey() (table.KeyValue, bool, error) {
 			return table.KeyValue{}, false, err
 		}
 		if ok {
-			r.fix0()
+			r.heap.fix(0)
 		} else {
-			r.pop0()
+			r.heap.remove(0)
 		}
 		if count == 0 {
 			key = kv.Key
@@ -285,75 +277,9 @@ func (r *Reader) Close() error {
 	for _, c := range r.runs {
 		errs = append(errs, c.it.Close())
 	}
-	r.runs, r.heap = nil, nil
+	r.runs, r.heap.items = nil, nil
 	if r.err == nil {
 		r.err = errors.New("merge reader closed")
 	}
 	return errors.Join(errs...)
-}
-
-// less is the merge order of two pending records.
-func (r *Reader) less(a, b *cursor) bool {
-	if c := table.CompareRows(r.opts.KeyTypes, a.kv.Key, b.kv.Key); c != 0 {
-		return c < 0
-	}
-	if r.opts.SeqCompare != nil {
-		if c := r.opts.SeqCompare(a.kv.Value, b.kv.Value); c != 0 {
-			return c < 0
-		}
-	}
-	if a.kv.Seq != b.kv.Seq {
-		return a.kv.Seq < b.kv.Seq
-	}
-	// Paimon (after 2.0.0) puts retractions before additions on a full tie.
-	if aa, ba := a.kv.Kind.IsAdd(), b.kv.Kind.IsAdd(); aa != ba {
-		return !aa
-	}
-	return a.run < b.run
-}
-
-// The heap is hand-rolled (rather than container/heap) to avoid interface
-// boxing on the hot path; fix0 replaces the top after its cursor advanced.
-
-func (r *Reader) push(c *cursor) {
-	r.heap = append(r.heap, c)
-	i := len(r.heap) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !r.less(r.heap[i], r.heap[p]) {
-			break
-		}
-		r.heap[i], r.heap[p] = r.heap[p], r.heap[i]
-		i = p
-	}
-}
-
-func (r *Reader) pop0() {
-	n := len(r.heap) - 1
-	r.heap[0] = r.heap[n]
-	r.heap[n] = nil
-	r.heap = r.heap[:n]
-	if n > 0 {
-		r.fix0()
-	}
-}
-
-func (r *Reader) fix0() {
-	h := r.heap
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			return
-		}
-		m := l
-		if rr := l + 1; rr < len(h) && r.less(h[rr], h[l]) {
-			m = rr
-		}
-		if !r.less(h[m], h[i]) {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
 }

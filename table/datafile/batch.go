@@ -34,6 +34,42 @@ type Vec struct {
 	Offs []uint32
 }
 
+// Kind is the physical form of a batch column's values: which slice of a
+// Vec holds them. It is all that code outside this package learns of a
+// column's Parquet physical type, so Parquet stays behind this package.
+type Kind uint8
+
+const (
+	KindBoolean Kind = iota + 1 // Vec.Bool
+	KindInt32                   // Vec.I32 (also TINYINT, SMALLINT, DATE, TIME, DECIMAL up to 9 digits)
+	KindInt64                   // Vec.I64 (also DECIMAL up to 18 digits, TIMESTAMP up to 6 digits)
+	KindInt96                   // Vec.I96
+	KindFloat                   // Vec.F32
+	KindDouble                  // Vec.F64
+	KindBytes                   // Vec.BytesAt: Parquet BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY
+)
+
+// kindOf maps a Parquet physical type to its Kind (0 for none).
+func kindOf(k parquet.Kind) Kind {
+	switch k {
+	case parquet.Boolean:
+		return KindBoolean
+	case parquet.Int32:
+		return KindInt32
+	case parquet.Int64:
+		return KindInt64
+	case parquet.Int96:
+		return KindInt96
+	case parquet.Float:
+		return KindFloat
+	case parquet.Double:
+		return KindDouble
+	case parquet.ByteArray, parquet.FixedLenByteArray:
+		return KindBytes
+	}
+	return 0
+}
+
 func newVec(kind parquet.Kind, optional bool) Vec {
 	v := Vec{Kind: kind}
 	if optional {
@@ -331,6 +367,15 @@ func (c *Codec) RowAt(b *Batch, i int) (table.Row, error) {
 		row[j] = v
 	}
 	return row, nil
+}
+
+// Kinds is the Kind of each column of the codec's batches.
+func (c *Codec) Kinds() []Kind {
+	out := make([]Kind, len(c.kinds))
+	for i, k := range c.kinds {
+		out[i] = kindOf(k)
+	}
+	return out
 }
 
 // ByteCols lists the columns whose values are byte strings.
