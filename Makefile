@@ -32,9 +32,9 @@ bench:
 demo: build
 	bash scripts/demo.sh "$(DEMO_WAREHOUSE)"
 
+# gofmt, go vet, golangci-lint (.golangci.yml: depguard layering, errorlint, sloglint, unused).
 lint:
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
+	bash scripts/lint.sh
 
 fuzz:
 	bash scripts/fuzz.sh

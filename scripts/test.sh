@@ -18,10 +18,8 @@ trap 'bash scripts/s3-server.sh stop || true' EXIT
 eval "$(bash scripts/s3-server.sh env)"
 export COMPACTD_REQUIRE_S3=1 COMPACTD_REQUIRE_ORACLE=1
 
-echo "== gofmt / vet"
-unformatted=$(gofmt -l $(git ls-files '*.go'))
-if [ -n "$unformatted" ]; then echo "gofmt would change:"; echo "$unformatted"; exit 1; fi
-go vet ./...
+echo "== lint: gofmt, vet, golangci-lint (layering)"
+bash scripts/lint.sh
 
 echo "== go test"
 go test -count=1 -timeout 30m ./...
