@@ -13,14 +13,6 @@ import (
 
 var intKey = []table.DataType{tIntNN}
 
-func keysOf(kvs []table.KeyValue) string {
-	parts := make([]string, len(kvs))
-	for i, kv := range kvs {
-		parts[i] = fmt.Sprint(kv.Key[0])
-	}
-	return strings.Join(parts, ",")
-}
-
 func TestReaderEmitsEachKeyOnceInKeyOrder(t *testing.T) {
 	rt := schema("v", tString)
 	e, err := NewEngine(nil, rt, []string{"k"})

@@ -286,7 +286,7 @@ func (r *runner) javaArgv(ctx context.Context, verb string, flags ...string) ([]
 	java := filepath.Join("interop", "java", "target")
 	cp, err := os.ReadFile(filepath.Join(java, "classpath.txt"))
 	if err != nil {
-		return nil, fmt.Errorf("Java oracle not built (run bash interop/install.sh): %w", err)
+		return nil, fmt.Errorf("the Java oracle is not built (run bash interop/install.sh): %w", err)
 	}
 	classes, err := filepath.Abs(filepath.Join(java, "classes"))
 	if err != nil {

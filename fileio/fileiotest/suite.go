@@ -172,10 +172,10 @@ func testEmptyFile(t *testing.T, fio fileio.FileIO, root string, _ Options) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if n, err := r.Read(make([]byte, 10)); n != 0 || err != io.EOF {
+	if n, err := r.Read(make([]byte, 10)); n != 0 || err != io.EOF { //nolint:errorlint // io.Reader contract: EOF itself, unwrapped
 		t.Fatalf("Read on empty file = %d, %v; want 0, EOF", n, err)
 	}
-	if n, err := r.ReadAt(make([]byte, 1), 0); n != 0 || err != io.EOF {
+	if n, err := r.ReadAt(make([]byte, 1), 0); n != 0 || err != io.EOF { //nolint:errorlint // io.ReaderAt contract: EOF itself, unwrapped
 		t.Fatalf("ReadAt on empty file = %d, %v; want 0, EOF", n, err)
 	}
 }
@@ -214,7 +214,7 @@ func testRangeReads(t *testing.T, fio fileio.FileIO, root string, _ Options) {
 		if n != c.wantN {
 			t.Fatalf("ReadAt(len %d, off %d) read %d bytes, want %d (err %v)", c.n, c.off, n, c.wantN, err)
 		}
-		if c.wantEOF && err != io.EOF {
+		if c.wantEOF && err != io.EOF { //nolint:errorlint // io.ReaderAt contract: EOF itself, unwrapped
 			t.Fatalf("ReadAt(len %d, off %d) err = %v, want io.EOF", c.n, c.off, err)
 		}
 		if !c.wantEOF && err != nil {
@@ -248,7 +248,7 @@ func testSequentialRead(t *testing.T, fio fileio.FileIO, root string, _ Options)
 		for got.Len() < limit {
 			n, err := r.Read(buf[:min(chunk, limit-got.Len())])
 			got.Write(buf[:n])
-			if err == io.EOF {
+			if err == io.EOF { //nolint:errorlint // io.Reader contract: EOF itself, unwrapped
 				break
 			}
 			if err != nil {

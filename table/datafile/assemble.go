@@ -186,7 +186,7 @@ func buildAssembler(n parquet.Node, t table.DataType, def, rep int, next *int) (
 	}
 	if n.Leaf() {
 		if t.IsComposite() {
-			return nil, fmt.Errorf("Parquet leaf %s cannot be read as %s", n.Type(), t)
+			return nil, fmt.Errorf("a Parquet leaf %s cannot be read as %s", n.Type(), t)
 		}
 		dec, err := leafDecoder(t, n.Type())
 		if err != nil {
@@ -271,7 +271,7 @@ func buildAssembler(n parquet.Node, t table.DataType, def, rep int, next *int) (
 		a.cols = cols()
 		return a, nil
 	}
-	return nil, fmt.Errorf("Parquet group cannot be read as %s", t)
+	return nil, fmt.Errorf("a Parquet group cannot be read as %s", t)
 }
 
 // required presents a repeated node as a required one: its repetition is

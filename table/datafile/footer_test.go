@@ -32,7 +32,7 @@ func rawSchema(t *testing.T, path string) []schemaElementOut {
 }
 
 func describe(e schemaElementOut) string {
-	s := fmt.Sprintf("%s", e.Name)
+	s := e.Name
 	if e.RepetitionType.Valid {
 		s += fmt.Sprintf(" rep=%v", e.RepetitionType.V)
 	}

@@ -238,7 +238,7 @@ func (s *pqSource) next(out []any) (err error) {
 	}()
 	if s.i >= s.n {
 		if err := s.fill(); err != nil {
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				return io.EOF
 			}
 			return fmt.Errorf("read data file %s: %w", s.path, err)

@@ -306,7 +306,7 @@ type pqWriter struct {
 	out       fileio.Writer
 	tail      *tailWriter
 	layout    *pqLayout
-	w         *parquet.Writer
+	w         *parquet.Writer //nolint:staticcheck // SA1019: the row path writes parquet.Rows through it; GenericWriter would need a Go type per schema
 	ems       []emitter
 	nLeaves   int
 	cols      [][]parquet.Value
