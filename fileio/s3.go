@@ -436,7 +436,7 @@ func (s *S3) getRange(ctx context.Context, bucket, key, path string, off int64, 
 		}
 		if attempt > 0 {
 			if err := sleepCtx(ctx, retryDelay(attempt-1)); err != nil {
-				return fmt.Errorf("read %s at %d: %w (after %v)", path, off, err, lastErr)
+				return fmt.Errorf("read %s at %d: %w (after %v)", path, off, err, lastErr) //nolint:errorlint // the earlier attempt's error is context only: wrapping it would let errors.Is match a failure that is not the outcome
 			}
 		}
 		rng := fmt.Sprintf("bytes=%d-%d", off, off+int64(len(p))-1)
@@ -722,7 +722,7 @@ func (s *S3) putIfAbsent(ctx context.Context, bucket, key, path string, data []b
 	for attempt := 0; attempt < s.cfg.MaxAttempts; attempt++ {
 		if attempt > 0 {
 			if err := sleepCtx(ctx, retryDelay(attempt-1)); err != nil {
-				return fmt.Errorf("write %s: %w (last error: %v)", path, err, lastErr)
+				return fmt.Errorf("write %s: %w (last error: %v)", path, err, lastErr) //nolint:errorlint // the earlier attempt's error is context only: wrapping it would let errors.Is match a failure that is not the outcome
 			}
 		}
 		_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
@@ -745,7 +745,7 @@ func (s *S3) putIfAbsent(ctx context.Context, bucket, key, path string, data []b
 			}
 			ours, verr := s.isOurWrite(ctx, bucket, key, writeID, hexSum, int64(len(data)))
 			if verr != nil {
-				return fmt.Errorf("write %s: outcome unknown after an interrupted attempt (%v): verify: %w", path, lastErr, verr)
+				return fmt.Errorf("write %s: outcome unknown after an interrupted attempt (%v): verify: %w", path, lastErr, verr) //nolint:errorlint // the earlier attempt's error is context only: wrapping it would let errors.Is match a failure that is not the outcome
 			}
 			if ours {
 				return nil

@@ -416,7 +416,7 @@ func splitBatch(out []byte, reqs []BatchRequest, who string) ([]BatchResult, err
 			if !end.OK {
 				cur.Err = fmt.Errorf("%s oracle %s: %s", who, reqs[len(res)].Verb, tail(end.Error, 4000))
 				if end.Unsupported {
-					cur.Err = fmt.Errorf("%w: %v", ErrUnsupported, cur.Err)
+					cur.Err = fmt.Errorf("%w: %w", ErrUnsupported, cur.Err)
 				}
 			}
 			res = append(res, cur)
@@ -493,7 +493,7 @@ func (p *PythonOracle) ReadErr(ctx context.Context, warehouse, table string, opt
 	if err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) && exit.ExitCode() == 3 {
-			return nil, fmt.Errorf("%w: %v", ErrUnsupported, err)
+			return nil, fmt.Errorf("%w: %w", ErrUnsupported, err)
 		}
 		return nil, err
 	}

@@ -223,7 +223,7 @@ func parseView(input string) (View, error) {
 				k, val, _ := strings.Cut(kv, "=")
 				n, err := strconv.ParseInt(val, 10, 64)
 				if err != nil {
-					return v, fmt.Errorf("state %s: %v", kv, err)
+					return v, fmt.Errorf("state %s: %w", kv, err)
 				}
 				switch k {
 				case "last-full":
@@ -267,12 +267,12 @@ func parseFiles(level int, toks []string) ([]File, error) {
 			s1, s2, two := strings.Cut(seqs, "-")
 			a, err := strconv.ParseInt(s1, 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("file %q: %v", tok, err)
+				return nil, fmt.Errorf("file %q: %w", tok, err)
 			}
 			b := a
 			if two {
 				if b, err = strconv.ParseInt(s2, 10, 64); err != nil {
-					return nil, fmt.Errorf("file %q: %v", tok, err)
+					return nil, fmt.Errorf("file %q: %w", tok, err)
 				}
 			}
 			zero := int64(0)
@@ -290,7 +290,7 @@ func parseFiles(level int, toks []string) ([]File, error) {
 			var err error
 			if k != "dvidx" {
 				if n, err = strconv.ParseInt(val, 10, 64); err != nil {
-					return nil, fmt.Errorf("attribute %q: %v", tok, err)
+					return nil, fmt.Errorf("attribute %q: %w", tok, err)
 				}
 			}
 		}

@@ -257,7 +257,7 @@ func testSequentialRead(t *testing.T, fio fileio.FileIO, root string, _ Options)
 		}
 		requireEqual(t, fmt.Sprintf("sequential read in chunks of %d", chunk), got.Bytes(), data[:limit])
 		if limit == len(data) {
-			if n, err := r.Read(buf); n != 0 || err != io.EOF {
+			if n, err := r.Read(buf); n != 0 || err != io.EOF { //nolint:errorlint // io.Reader contract: EOF itself, unwrapped
 				t.Fatalf("Read at end = %d, %v; want 0, EOF", n, err)
 			}
 		}
@@ -294,7 +294,7 @@ func testParallelReadAt(t *testing.T, fio fileio.FileIO, root string, _ Options)
 				off := rng.IntN(len(data) - 1)
 				n := 1 + rng.IntN(min(40_000, len(data)-off))
 				p := make([]byte, n)
-				if _, err := r.ReadAt(p, int64(off)); err != nil && err != io.EOF {
+				if _, err := r.ReadAt(p, int64(off)); err != nil && err != io.EOF { //nolint:errorlint // io.ReaderAt contract: EOF itself, unwrapped
 					errs <- err
 					return
 				}

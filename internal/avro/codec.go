@@ -46,7 +46,7 @@ func decompress(codec string, block []byte, maxBlock int) ([]byte, error) {
 		defer fr.Close()
 		out, err := io.ReadAll(io.LimitReader(fr, int64(maxBlock)+1))
 		if err != nil {
-			return nil, fmt.Errorf("%w: deflate block: %v", ErrCorrupt, err)
+			return nil, fmt.Errorf("%w: deflate block: %w", ErrCorrupt, err)
 		}
 		if len(out) > maxBlock {
 			return nil, fmt.Errorf("%w: deflate block larger than %d bytes", ErrCorrupt, maxBlock)
@@ -65,7 +65,7 @@ func decompress(codec string, block []byte, maxBlock int) ([]byte, error) {
 		}
 		out, err := snappy.Decode(nil, body)
 		if err != nil {
-			return nil, fmt.Errorf("%w: snappy block: %v", ErrCorrupt, err)
+			return nil, fmt.Errorf("%w: snappy block: %w", ErrCorrupt, err)
 		}
 		if crc32.ChecksumIEEE(out) != sum {
 			return nil, fmt.Errorf("%w: snappy block checksum mismatch", ErrCorrupt)
@@ -78,7 +78,7 @@ func decompress(codec string, block []byte, maxBlock int) ([]byte, error) {
 		}
 		out, err := dec.DecodeAll(block, nil)
 		if err != nil {
-			return nil, fmt.Errorf("%w: zstandard block: %v", ErrCorrupt, err)
+			return nil, fmt.Errorf("%w: zstandard block: %w", ErrCorrupt, err)
 		}
 		return out, nil
 	}

@@ -119,7 +119,7 @@ func Decode(data []byte) (*Bitmap, int, error) {
 	bm := roaring.New()
 	read, err := bm.FromBuffer(bytes.Clone(data[:n]))
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		return nil, 0, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	if int(read) != n {
 		return nil, 0, fmt.Errorf("%w: read %d bytes of %d", ErrCorrupt, read, n)
