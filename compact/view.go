@@ -1,7 +1,3 @@
-// Package compact executes compaction plans: it turns a table's live file
-// set into the planner's view, runs the pure planner, merges the picked runs
-// through the merge engine into new files, and commits the result as one
-// COMPACT snapshot, rebasing over concurrent writers.
 package compact
 
 import (

@@ -1,11 +1,3 @@
-// Package expire expires old snapshots of a Paimon table and deletes the
-// files only they referenced, following Paimon's ExpireSnapshotsImpl and
-// SnapshotDeletion.
-//
-// The work is split in two layers. The decisions (which snapshots expire,
-// which files become unreferenced) are pure functions over small input types
-// and are tested exhaustively; Run is the I/O executor that feeds them from a
-// table and deletes in a crash-safe order.
 package expire
 
 import (

@@ -2,6 +2,7 @@ package fileio
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -46,4 +47,31 @@ func DeleteConcurrently(ctx context.Context, fio FileIO, paths []string, par int
 		return err
 	}
 	return nil
+}
+
+// BatchDeleter is implemented by stores that delete many files per request.
+type BatchDeleter interface {
+	// DeleteMany removes the files; missing files are not an error.
+	DeleteMany(ctx context.Context, paths []string) error
+}
+
+// DeleteAll removes the files with the store's batch delete when it has one,
+// one by one otherwise. It tries every file and reports all failures.
+func DeleteAll(ctx context.Context, fio FileIO, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	if bd, ok := fio.(BatchDeleter); ok {
+		return bd.DeleteMany(ctx, paths)
+	}
+	var errs []error
+	for _, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+		if err := fio.Delete(ctx, p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -1,10 +1,3 @@
-// Package fileio is the storage layer compactd stands on: the few operations a
-// Paimon maintainer needs, with one implementation per kind of store.
-//
-// Paths are strings with '/' separators: an absolute local path
-// ("/data/wh/db.db/t") or a URL ("s3://bucket/wh/db.db/t"). Paimon stores file
-// names, not paths, in its metadata, so every path compactd touches is built
-// from the table root with Join.
 package fileio
 
 import (

@@ -1,6 +1,3 @@
-// Package scan reads a table's rows as Paimon's batch read returns them:
-// the live files of a snapshot, merged on read through the table's merge
-// engine for primary-key tables, concatenated for append tables.
 package scan
 
 import (

@@ -1,18 +1,3 @@
-// Package sched is the compactd daemon: one scheduling loop over the
-// watched tables and a bounded pool of workers running compaction,
-// full compaction, snapshot expiration and orphan cleanup per the tables'
-// effective policies (package policy).
-//
-// At most one job changes a table at a time; the buckets of one compaction
-// are merged in parallel inside that job. Due jobs are ordered by the
-// table's backlog (sorted runs over the trigger, then bytes pending, then
-// time since the last success); a job that has waited longer than
-// starveAfter goes before any backlog, so no table starves.
-//
-// Failures are classified (Classify): transient ones are retried with
-// exponential backoff; permanent ones, and unknown ones that keep failing,
-// halt the table — recorded in the state directory so that it survives a
-// restart — until `compactd resume` removes the record.
 package sched
 
 import (

@@ -1,7 +1,3 @@
-// Package write turns records into committed data files: a rolling writer
-// that cuts files at target-file-size, the DataFileMeta Java would write for
-// each file, and APPEND commits of new level-0 files. Compaction writes its
-// outputs through the same rolling writer.
 package write
 
 import (

@@ -1,7 +1,3 @@
-// Package datafile reads and writes Paimon data files: Parquet (read and
-// write), Avro (read) and deletion vectors. Primary-key tables store
-// KeyValue records (trimmed key columns, sequence number, row kind, value
-// columns); append tables store the table columns only.
 package datafile
 
 import (

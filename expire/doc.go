@@ -1,0 +1,15 @@
+// Package expire expires old snapshots of a Paimon table and deletes the
+// files only they referenced, following Paimon's ExpireSnapshotsImpl and
+// SnapshotDeletion.
+//
+// The work is split in two layers. The decisions (which snapshots expire,
+// which files become unreferenced) are pure functions over small input types
+// and are tested exhaustively; Run is the I/O executor that feeds them from a
+// table and deletes in a crash-safe order.
+//
+// Where things are: Select (select.go) picks the snapshots to expire;
+// PlanFiles (plan.go) finds the files only they reach, walking metadata
+// through table/reach; Run (run.go) reads everything kept first, then
+// deletes; Options (options.go) are the expiration settings read from table
+// options.
+package expire

@@ -1,0 +1,16 @@
+// Package datafile reads and writes Paimon data files: Parquet (read and
+// write), Avro (read) and deletion vectors. Primary-key tables store
+// KeyValue records (trimmed key columns, sequence number, row kind, value
+// columns); append tables store the table columns only.
+//
+// Where things are: Schema and FormatOf (schema.go) describe a file's
+// columns; reader.go (OpenKeyValue, OpenRows) and writer.go
+// (NewKeyValueWriter, NewRowWriter) are the record path; batch.go (Batch,
+// Codec, KVCodec), batchreader.go (OpenKeyValueBatches, OpenRowBatches,
+// OpenKeyBatches) and batchwriter.go are the batch path; pqschema.go maps
+// Paimon types to Parquet with field ids (stamped into the footer by
+// footer.go); stats.go collects file statistics; avro.go reads Avro data
+// files; dv.go reads and writes deletion vectors; cast*.go are the
+// schema-evolution casts Java applies to files of older schemas (cast.go
+// dispatches).
+package datafile

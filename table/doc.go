@@ -1,0 +1,51 @@
+// Package table is Paimon's table format as compactd reads and writes it:
+// everything in a table directory except the contents of data files, which
+// package table/datafile owns. It knows the format and nothing about
+// compaction, expiration or scheduling; every package above it goes through
+// it to read metadata and through Table.Commit to publish anything.
+//
+// Where things live:
+//
+//   - Opening a table: Open and OpenPath (table.go) return a *Table with its
+//     schemas (schema.go, TableSchema; types.go, DataType), options
+//     (options.go, Options) and paths (paths.go, PathFactory: every file and
+//     directory name Paimon uses). names.go checks database and table names;
+//     ResolveTablePath refuses a table directory outside the warehouse.
+//   - Metadata files: Snapshot (snapshot.go, with the order-keeping JSON
+//     codec in snapshot_json.go), Tag (tag.go), Consumer (consumer.go). The
+//     Table methods read the main branch as Java does; branch.go (ListIDs,
+//     ReadSnapshotFile, ReadTags, ReadConsumers, BranchRoots, ReadHint,
+//     WriteHint, TrustedEarliest) reads any branch fail closed for expire
+//     and orphan.
+//   - The manifest codec: manifest.go (data manifests of ManifestEntry and
+//     DataFileMeta, declared in datafilemeta.go), manifest_list.go
+//     (ManifestFileMeta), indexmanifest.go (index manifests) and
+//     manifest_merge.go (Java's minor manifest merge), all over compactd's
+//     own bounded Avro object-container reader and writer (manifest_avro*.go,
+//     manifest_fields.go). binaryrow.go is Paimon's BinaryRow (partitions,
+//     keys, statistics); stats.go the SimpleStats of files and partitions.
+//   - The live file set: Table.FileSet (filestore.go) folds a snapshot's
+//     base and delta manifests into a FileSet of partitions, buckets and
+//     sorted runs.
+//   - The commit protocol: Table.Commit (commit.go), after Java's
+//     FileStoreCommitImpl: conflict checks against the latest snapshot,
+//     manifests and manifest lists, then the snapshot file published by
+//     exclusive create. ConflictError and ErrCommitOutcomeUnknown tell a
+//     caller whether its files may be deleted.
+//   - Damage: DamagedError and ErrCorrupt (damage.go) are how a reader
+//     fails closed; Confine (confine.go) keeps deletions inside the table's
+//     real path.
+//   - Values: Row, Decimal, Timestamp, Map and KeyValue (row.go), compared
+//     as Paimon compares them (compare.go).
+//   - Java-compatibility helpers: javafmt.go renders values as Java prints
+//     them (JavaFloatString for Float/Double.toString, LocalDate and
+//     LocalDateTime text, DateTimeUtils timestamps and times, civil dates);
+//     timestamp.go splits instants by floor division (FloorDiv, FloorMod,
+//     TimestampFromMicros/Nanos/DayNanos); partition_value.go names
+//     partition directories as Java does (PartitionValueString). The
+//     schema-evolution casts (Java's CastExecutors) are in table/datafile,
+//     cast*.go.
+//
+// Subpackages: table/datafile (data files), table/reach (what kept metadata
+// reaches, for expire and orphan).
+package table
