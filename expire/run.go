@@ -165,14 +165,18 @@ func Run(ctx context.Context, src reach.Source, o RunOptions) (Report, error) {
 	rep.Earliest, rep.Latest, rep.End = sel.Earliest, sel.Latest, sel.End
 	rep.Consumers = sel.ExpiredConsumers
 	earliestPath := fileio.Join(snapDir, "EARLIEST")
+	// With nothing to expire, a missing EARLIEST hint is still written.
+	hintIfMissing := func() error {
+		ok, err := fileio.Exists(ctx, fs, earliestPath)
+		if err != nil || ok {
+			return err
+		}
+		return table.WriteHint(ctx, fs, earliestPath, sel.End)
+	}
 	if len(sel.Expire) == 0 && len(sel.ExpiredConsumers) == 0 {
 		if !o.DryRun {
-			if ok, err := fileio.Exists(ctx, fs, earliestPath); err != nil {
+			if err := hintIfMissing(); err != nil {
 				return rep, err
-			} else if !ok {
-				if err := table.WriteHint(ctx, fs, earliestPath, sel.End); err != nil {
-					return rep, err
-				}
 			}
 		}
 		return rep, nil
@@ -259,14 +263,7 @@ func Run(ctx context.Context, src reach.Source, o RunOptions) (Report, error) {
 		}
 	}
 	if len(sel.Expire) == 0 {
-		if ok, err := fileio.Exists(ctx, fs, earliestPath); err != nil {
-			return rep, err
-		} else if !ok {
-			if err := table.WriteHint(ctx, fs, earliestPath, sel.End); err != nil {
-				return rep, err
-			}
-		}
-		return rep, nil
+		return rep, hintIfMissing()
 	}
 	if err := table.WriteHint(ctx, fs, earliestPath, sel.End); err != nil {
 		return rep, err
