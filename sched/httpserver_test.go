@@ -27,6 +27,24 @@ func serveLimited(t *testing.T, max int, h http.Handler) string {
 	return ln.Addr().String()
 }
 
+// keptAlive opens a connection, makes one request on it and leaves it open,
+// idle, as a keep-alive client does; it is closed when the test ends.
+func keptAlive(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return c
+}
+
 func fresh() *http.Client {
 	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 }
@@ -84,18 +102,7 @@ func TestAtTheConnectionCapTheLongestIdleConnectionMakesRoom(t *testing.T) {
 	addr := serveLimited(t, 2, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 	var idle []net.Conn
 	for i := 0; i < 2; i++ {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		idle = append(idle, c)
+		idle = append(idle, keptAlive(t, addr))
 		time.Sleep(20 * time.Millisecond) // idle[0] is the older
 	}
 	start := time.Now()
@@ -135,18 +142,7 @@ func TestAtTheConnectionCapAnIdleKeepAliveMakesRoomBeforeAnUnreadConnection(t *t
 	time.Sleep(20 * time.Millisecond) // unread is the oldest
 	var idle []net.Conn
 	for i := 0; i < 2; i++ {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		idle = append(idle, c)
+		idle = append(idle, keptAlive(t, addr))
 		time.Sleep(20 * time.Millisecond)
 	}
 	resp, err := fresh().Get("http://" + addr + "/")
