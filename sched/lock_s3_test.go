@@ -57,6 +57,15 @@ func TestALateRenewalNeverOverlapsATakeOverOnS3(t *testing.T) {
 // s3Lock is the S3 store of the lock tests and a maker of fresh
 // warehouses in it.
 func s3Lock(t *testing.T) (fileio.FileIO, func(t *testing.T) string) {
+	fio, root := S3TestWarehouse(t, "lock-test-")
+	return fio, func(*testing.T) string { return root + "/" + uuid.NewString() }
+}
+
+// S3TestWarehouse (exported to the sched_test package) is a fresh prefix
+// on the test S3 server (COMPACTD_TEST_S3_*, as the fileio S3 tests; a
+// failure without it under COMPACTD_REQUIRE_S3=1) and the store for it.
+func S3TestWarehouse(t *testing.T, prefix string) (fileio.FileIO, string) {
+	t.Helper()
 	ep := os.Getenv("COMPACTD_TEST_S3_ENDPOINT")
 	if ep == "" {
 		if os.Getenv("COMPACTD_REQUIRE_S3") == "1" {
@@ -68,11 +77,10 @@ func s3Lock(t *testing.T) (fileio.FileIO, func(t *testing.T) string) {
 	if bucket == "" {
 		bucket = "compactd-test"
 	}
-	ctx := context.Background()
-	root := "s3://" + bucket + "/lock-test-" + uuid.NewString()
-	fio, err := fileio.ForWithS3Config(ctx, root, fileio.S3Config{Endpoint: ep})
+	root := "s3://" + bucket + "/" + prefix + uuid.NewString()
+	fio, err := fileio.ForWithS3Config(context.Background(), root, fileio.S3Config{Endpoint: ep})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fio, func(*testing.T) string { return root + "/" + uuid.NewString() }
+	return fio, root
 }

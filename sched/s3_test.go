@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/policy"
@@ -17,30 +16,15 @@ import (
 // The daemon on an S3 warehouse (needs COMPACTD_TEST_S3_ENDPOINT, like the
 // fileio S3 tests; a failure without it under COMPACTD_REQUIRE_S3=1).
 func TestDaemonCompactsAnS3Warehouse(t *testing.T) {
-	ep := os.Getenv("COMPACTD_TEST_S3_ENDPOINT")
-	if ep == "" {
-		if os.Getenv("COMPACTD_REQUIRE_S3") == "1" {
-			t.Fatal("COMPACTD_REQUIRE_S3=1 but COMPACTD_TEST_S3_ENDPOINT is not set")
-		}
-		t.Skip("needs COMPACTD_TEST_S3_ENDPOINT; run: eval \"$(scripts/s3-server.sh start)\"")
-	}
-	bucket := os.Getenv("COMPACTD_TEST_S3_BUCKET")
-	if bucket == "" {
-		bucket = "compactd-test"
-	}
 	ctx := context.Background()
-	wh := "s3://" + bucket + "/daemon-" + uuid.NewString()
-	fio, err := fileio.ForWithS3Config(ctx, wh, fileio.S3Config{Endpoint: ep})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fio, wh := sched.S3TestWarehouse(t, "daemon-")
 	m := newModel(t, createTableIn(t, fio, wh, "a", nil))
 	rng := rand.New(rand.NewPCG(9, 9))
 	for i := 0; i < 7; i++ {
 		m.commit(t, rng, 20)
 	}
 	cfg := config(t, wh, compactOnly(nil))
-	cfg.Warehouses[0].S3 = &policy.S3{Endpoint: ep}
+	cfg.Warehouses[0].S3 = &policy.S3{Endpoint: os.Getenv("COMPACTD_TEST_S3_ENDPOINT")}
 	s, stop := start(t, cfg, sched.Options{})
 	waitFor(t, "compaction on S3", 20*time.Second, func() bool {
 		ts, _ := tableStatus(s, "db.a")
