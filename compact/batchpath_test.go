@@ -25,16 +25,7 @@ import (
 // between two compactions of the same input (names, sizes, times) cleared.
 func liveMetas(t *testing.T, tb *table.Table) []string {
 	t.Helper()
-	ctx := context.Background()
-	tb = reopen(t, tb)
-	s, err := tb.LatestSnapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs, err := tb.FileSet(ctx, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs := latestFileSet(t, tb)
 	var out []string
 	for _, b := range fs.Buckets() {
 		for _, e := range b.Files {

@@ -123,7 +123,8 @@ func writeRandomRows(t *testing.T, tb *table.Table, rng *rand.Rand, user string,
 	}
 }
 
-func maxRuns(t *testing.T, tb *table.Table) (runs int, buckets int) {
+// latestFileSet is the live file set of tb's latest snapshot, read afresh.
+func latestFileSet(t *testing.T, tb *table.Table) *table.FileSet {
 	t.Helper()
 	ctx := context.Background()
 	tb = reopen(t, tb)
@@ -135,6 +136,12 @@ func maxRuns(t *testing.T, tb *table.Table) (runs int, buckets int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return fs
+}
+
+func maxRuns(t *testing.T, tb *table.Table) (runs int, buckets int) {
+	t.Helper()
+	fs := latestFileSet(t, tb)
 	for _, b := range fs.Buckets() {
 		runs = max(runs, len(b.Runs))
 		buckets++
@@ -236,22 +243,13 @@ func TestCompactionRebasesOverAConcurrentWriter(t *testing.T) {
 // the data files in its bucket directories.
 func liveAndOnDisk(t *testing.T, tb *table.Table) (live, disk []string) {
 	t.Helper()
-	ctx := context.Background()
-	tb = reopen(t, tb)
-	s, err := tb.LatestSnapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs, err := tb.FileSet(ctx, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs := latestFileSet(t, tb)
 	for _, b := range fs.Buckets() {
 		for i := range b.Files {
 			live = append(live, b.Files[i].File.FileName)
 		}
 	}
-	err = filepath.Walk(tb.Path(), func(p string, info os.FileInfo, err error) error {
+	err := filepath.Walk(tb.Path(), func(p string, info os.FileInfo, err error) error {
 		if err == nil && strings.HasPrefix(info.Name(), "data-") {
 			disk = append(disk, info.Name())
 		}

@@ -47,16 +47,7 @@ func writeCommits(t *testing.T, tb *table.Table, rng *rand.Rand, user string, pa
 // storedAbove0 counts the records stored at levels >= 1 per key.
 func storedAbove0(t *testing.T, tb *table.Table) (records int64, byLevel map[int32]int64) {
 	t.Helper()
-	ctx := context.Background()
-	tb = reopen(t, tb)
-	s, err := tb.LatestSnapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs, err := tb.FileSet(ctx, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs := latestFileSet(t, tb)
 	byLevel = map[int32]int64{}
 	for _, b := range fs.Buckets() {
 		for _, e := range b.Files {
