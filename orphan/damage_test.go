@@ -274,23 +274,7 @@ func checkSnapshotFiles(t *testing.T, root string, id int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	adds, _, manifests, err := tbl.LiveEntries(ctx, s)
-	if err != nil {
-		t.Fatalf("snapshot %d: %v", id, err)
-	}
-	paths := []string{tbl.Paths().ManifestPath(s.BaseManifestList), tbl.Paths().ManifestPath(s.DeltaManifestList)}
-	for _, m := range manifests {
-		paths = append(paths, tbl.Paths().ManifestPath(m.FileName))
-	}
-	for i := range adds {
-		p, _ := tbl.DataFilePath(&adds[i])
-		paths = append(paths, p)
-	}
-	for _, p := range paths {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("snapshot %d lost %v", id, err)
-		}
-	}
+	requireFilesOf(t, tbl, s, "snapshot")
 }
 
 // A branch shares manifest/ and the data directories with main. A branch
@@ -336,9 +320,16 @@ func checkBranchSnapshot(t *testing.T, root, branchRoot string, id int64) {
 		t.Fatal(err)
 	}
 	s := snapshotOf(t, branchRoot, id)
-	adds, _, manifests, err := tbl.LiveEntries(ctx, s)
+	requireFilesOf(t, tbl, s, "branch snapshot")
+}
+
+// requireFilesOf fails unless every manifest list, manifest and data file
+// of snapshot s is still on disk.
+func requireFilesOf(t *testing.T, tbl *table.Table, s *table.Snapshot, what string) {
+	t.Helper()
+	adds, _, manifests, err := tbl.LiveEntries(context.Background(), s)
 	if err != nil {
-		t.Fatalf("branch snapshot %d: %v", id, err)
+		t.Fatalf("%s %d: %v", what, s.ID, err)
 	}
 	paths := []string{tbl.Paths().ManifestPath(s.BaseManifestList), tbl.Paths().ManifestPath(s.DeltaManifestList)}
 	for _, m := range manifests {
@@ -350,7 +341,7 @@ func checkBranchSnapshot(t *testing.T, root, branchRoot string, id int64) {
 	}
 	for _, p := range paths {
 		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("branch snapshot %d lost %v", id, err)
+			t.Fatalf("%s %d lost %v", what, s.ID, err)
 		}
 	}
 }
