@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/policy"
 	"github.com/compactd/compactd/sched"
