@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/compactd/compactd/lookup"
 	"github.com/compactd/compactd/merge"
 	"github.com/compactd/compactd/planner"
 	"github.com/compactd/compactd/scan"
@@ -92,7 +93,7 @@ func (x *executor) run(ctx context.Context, job planner.Job) (res *JobResult, er
 		return e, nil
 	}
 	var deletes, adds []table.ManifestEntry
-	var higher *scan.HigherLevels
+	var higher *lookup.Levels
 	defer func() {
 		if higher != nil {
 			if cerr := higher.Close(); err == nil && cerr != nil {
@@ -192,7 +193,7 @@ func (x *executor) firstRowLookup(job planner.Job, files []*table.ManifestEntry)
 
 // higherLevels opens the lookup over the bucket's live files above the
 // job's output level.
-func (x *executor) higherLevels(ctx context.Context, b *table.BucketFiles, job planner.Job) (*scan.HigherLevels, error) {
+func (x *executor) higherLevels(ctx context.Context, b *table.BucketFiles, job planner.Job) (*lookup.Levels, error) {
 	inputs := make(map[string]bool, len(job.Inputs))
 	for _, f := range job.Inputs {
 		inputs[f.Name] = true
@@ -204,7 +205,7 @@ func (x *executor) higherLevels(ctx context.Context, b *table.BucketFiles, job p
 			above = append(above, e)
 		}
 	}
-	return scan.NewHigherLevels(ctx, x.t, above, x.eng.KeyTypes(), x.read, x.schemaOf)
+	return lookup.New(ctx, x.t, above, x.eng.KeyTypes(), x.read, lookup.SchemaFunc(x.schemaOf), lookup.Options{})
 }
 
 func (x *executor) rewrite(ctx context.Context, b *table.BucketFiles, files []*table.ManifestEntry, job planner.Job, m scan.Merge) ([]output, error) {

@@ -245,7 +245,7 @@ func (r *BatchReader) notHigher() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("read sorted run %d: %w", c.run, err)
 	}
-	held, err := r.opts.Higher.Contains(key)
+	_, held, err := r.opts.Higher.Lookup(key)
 	if err != nil {
 		return false, fmt.Errorf("merge key %v: look up in higher levels: %w", []any(key), err)
 	}

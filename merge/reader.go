@@ -48,7 +48,7 @@ type Options struct {
 	// FirstRowMergeFunctionWrapper (see Engine.FirstRowCompactOptions): a key
 	// none of whose records comes from a level > 0 is dropped when Higher
 	// holds it. Keys are asked in ascending order.
-	Higher KeyLookup
+	Higher HigherLookup
 }
 
 // Reader merges sorted runs into one stream with one record per key (or none,
@@ -232,7 +232,7 @@ func (r *Reader) mergeOneKey() (table.KeyValue, bool, error) {
 		return table.KeyValue{}, false, r.keyErr(key, err)
 	}
 	if ok && !high && r.opts.Higher != nil && r.opts.NoReducer {
-		held, err := r.opts.Higher.Contains(kv.Key)
+		_, held, err := r.opts.Higher.Lookup(kv.Key)
 		if err != nil {
 			return table.KeyValue{}, false, r.keyErr(key, fmt.Errorf("look up in higher levels: %w", err))
 		}

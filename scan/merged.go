@@ -30,7 +30,7 @@ type Merge struct {
 	// holds are dropped unless a record of theirs comes from a level above
 	// 0. Higher answers for the levels above the output level (nil: none).
 	FirstRow bool
-	Higher   merge.KeyLookup
+	Higher   merge.HigherLookup
 	// Lookup merges as Java reads a lookup-style table (changelog-producer
 	// =lookup, deletion vectors, force-lookup; not first-row): through
 	// LookupMergeFunction, which takes the level-0 records of a key and only
