@@ -59,8 +59,8 @@ type Levels struct {
 	t        *table.Table
 	keyTypes []table.DataType
 	opts     Options
-	read     datafile.Schema // what a row source reads: the key fields, or the full read schema with Values
-	full     datafile.Schema // the table's read schema
+	read     datafile.Schema   // what a row source reads: the key fields, or the full read schema with Values
+	full     datafile.Schema   // the table's read schema
 	keyCodec *datafile.Codec   // key-only batches (no Values); nil: read by rows
 	kvCodec  *datafile.KVCodec // full batches (Values); nil: read by rows
 	schemaOf SchemaFunc

@@ -156,8 +156,6 @@ func TestFirstRowScanReadsLevelsAboveZeroAsJavaDoes(t *testing.T) {
 	}
 }
 
-
-
 // Java reads a lookup-style table (here force-lookup) through
 // LookupMergeFunction: of a key's records above level 0 only the lowest
 // level's counts, since Java's lookup compaction merged the levels above into
