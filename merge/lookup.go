@@ -2,6 +2,7 @@ package merge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/compactd/compactd/table"
@@ -76,4 +77,75 @@ func (e *Engine) FirstRowCompactOptions(dropDelete bool, higher HigherLookup) (O
 // LookupCompactOptions).
 func (e *Engine) NewReaderWith(ctx context.Context, runs []Iterator, opts Options) *Reader {
 	return NewReader(ctx, runs, e.NewFunction(), opts)
+}
+
+// LookupCompact configures Paimon's lookup compaction of a lookup-style
+// table other than first-row (LookupMergeTreeCompactRewriter with
+// LookupChangelogMergeFunctionWrapper over LookupMergeFunction): the merge
+// of sorted runs that include level-0 files into a level above 0. For each
+// key, every record goes through it, a lone one included (no reducer):
+//
+//  1. high is the key's input record of the lowest level above 0, if any.
+//  2. Without one, the key is looked up in Higher (the levels above the
+//     output level). On a hit, a deletion-vector table (Deletions set)
+//     marks the row it found deleted; the found record becomes high and
+//     joins the key's records when Values is set (and always without
+//     deletion vectors), placed before the first record it is older than
+//     (sequence.field, then sequence number; equal goes after).
+//  3. The result merges the key's level-0 records and high through the
+//     merge function, in merge order.
+//  4. For a key with a level-0 record, Changelog (when set) receives
+//     before=high and after=result: the seam of changelog-producer=lookup.
+//  5. With DropDelete a retract result is not output.
+type LookupCompact struct {
+	// Higher answers for the levels above the output level (nil: nothing
+	// is stored there, nothing is looked up). With Values it must be
+	// opened with values (Hit.HasValue).
+	Higher HigherLookup
+	// Deletions receives the rows the lookups supersede: set for
+	// deletion-vector tables, nil otherwise.
+	Deletions DeletionSink
+	// Values inserts looked-up records among the key's records: Paimon
+	// persists values in the lookup files of deletion-vector tables when
+	// they produce changelog, use an engine other than deduplicate, or a
+	// sequence.field (Engine.LookupPersistsValues); without deletion
+	// vectors it always does.
+	Values bool
+	// Changelog, when set, is called for every key with a level-0 record
+	// with before = high (nil if there is none) and after = the merged
+	// record (ok=false: the merge function yielded none). The records are
+	// the merge's; a hook keeping them must copy what it keeps. No
+	// changelog files are written by this package.
+	Changelog func(before *table.KeyValue, after table.KeyValue, ok bool) error
+}
+
+// LookupPersistsValues is the processor Paimon picks for the lookup files
+// of a deletion-vector table (MergeTreeCompactManagerFactory): the looked
+// up record's value joins the merge when the table produces changelog, its
+// engine is not deduplicate, or it has a sequence.field; otherwise only the
+// row's position is kept (the found row is marked deleted and the
+// compaction's own records win).
+func (e *Engine) LookupPersistsValues(changelog bool) bool {
+	return changelog || e.name != EngineDeduplicate || len(e.seqFields) > 0
+}
+
+// LookupCompactOptions returns the Options of Paimon's lookup compaction
+// of sorted runs that include level-0 files into a level above 0, for any
+// engine: first-row as FirstRowCompactOptions (lc.Higher only; first-row
+// tables have no deletion vectors), the others as LookupCompact says.
+func (e *Engine) LookupCompactOptions(dropDelete bool, lc LookupCompact) (Options, error) {
+	if e.name == EngineFirstRow {
+		if lc.Deletions != nil || lc.Changelog != nil || lc.Values {
+			return Options{}, errors.New("first-row lookup compaction takes no deletion vectors, values or changelog hook")
+		}
+		return e.FirstRowCompactOptions(dropDelete, lc.Higher)
+	}
+	if lc.Deletions == nil && lc.Higher != nil && !lc.Values {
+		return Options{}, errors.New("a lookup compaction without deletion vectors merges the looked-up records: it needs values")
+	}
+	o := e.ReaderOptions(dropDelete)
+	o.Lookup = true
+	o.NoReducer = true
+	o.LookupCompact = &lc
+	return o, nil
 }

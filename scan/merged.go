@@ -37,9 +37,20 @@ type Merge struct {
 	// the record of the lowest level above 0, since Java's lookup compaction
 	// already merged the levels above into it (merge.Options.Lookup).
 	Lookup bool
+	// LookupCompact merges as Paimon's lookup compaction of level-0 files
+	// into a level above 0, for every engine
+	// (merge.Engine.LookupCompactOptions; first-row as FirstRow with
+	// LookupCompact.Higher). It excludes FirstRow, Higher and Lookup.
+	LookupCompact *merge.LookupCompact
 }
 
 func (m Merge) options(eng *merge.Engine) (merge.Options, error) {
+	if m.LookupCompact != nil {
+		if m.FirstRow || m.Lookup || m.Higher != nil {
+			return merge.Options{}, errors.New("the lookup compaction merge excludes the first-row, lookup-read and higher-level options")
+		}
+		return eng.LookupCompactOptions(m.DropDelete, *m.LookupCompact)
+	}
 	if m.FirstRow {
 		if m.Lookup {
 			return merge.Options{}, errors.New("first-row compaction and lookup reads do not combine")
