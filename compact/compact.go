@@ -337,7 +337,8 @@ func limitJobs(jobs []planner.Job, maxBuckets int, maxBytes int64) []planner.Job
 	return out
 }
 
-func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.Job, o Options, now func() time.Time, deadline time.Time) ([]*JobResult, error) {
+// newExecutor prepares the executor of t's jobs over the view v.
+func newExecutor(ctx context.Context, t *table.Table, v *TableView, o Options, now func() time.Time) (*executor, error) {
 	x := &executor{t: t, view: v, targetSize: o.TargetFileSize, now: now}
 	s := t.Schema()
 	x.read = datafile.Schema{Fields: s.Fields, KeyNames: s.TrimmedPrimaryKeys()}
@@ -347,6 +348,11 @@ func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.J
 			return nil, fmt.Errorf("table %s: %w", t.FullName(), err)
 		}
 		x.eng = eng
+		popts, err := PlannerOptions(t, o)
+		if err != nil {
+			return nil, err
+		}
+		x.lookupTable, x.dvTable = popts.NeedLookup(), popts.DeletionVectors
 		if !o.RowPath {
 			codec, err := scan.BatchCodec(eng, x.read)
 			if err != nil {
@@ -362,6 +368,14 @@ func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.J
 		x.rowCodec = codec
 	}
 	if err := x.loadSchemas(ctx); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.Job, o Options, now func() time.Time, deadline time.Time) ([]*JobResult, error) {
+	x, err := newExecutor(ctx, t, v, o, now)
+	if err != nil {
 		return nil, err
 	}
 	par := o.Parallelism

@@ -223,17 +223,23 @@ func sortBySequence(files []*table.ManifestEntry) {
 // deletionVectors loads the deletion vectors of a bucket's files, keyed by
 // data file name.
 func (sc *Scanner) deletionVectors(ctx context.Context, b *table.BucketFiles) (map[string]DeletionVector, error) {
+	return BucketDeletionVectors(ctx, sc.t, b)
+}
+
+// BucketDeletionVectors loads the deletion vectors the bucket's index files
+// hold for its data files, keyed by data file name (nil: none).
+func BucketDeletionVectors(ctx context.Context, t *table.Table, b *table.BucketFiles) (map[string]DeletionVector, error) {
 	var out map[string]DeletionVector
 	for _, idx := range b.IndexFiles {
 		if idx.IndexType != table.IndexTypeDeletionVectors {
 			continue
 		}
-		path, err := sc.t.Paths().IndexFileOf(b.Partition, b.Bucket, &idx)
+		path, err := t.Paths().IndexFileOf(b.Partition, b.Bucket, &idx)
 		if err != nil {
 			return nil, err
 		}
 		for _, m := range idx.DeletionVectors {
-			dv, err := readDeletionVector(ctx, sc.t, path, m)
+			dv, err := readDeletionVector(ctx, t, path, m)
 			if err != nil {
 				return nil, fmt.Errorf("deletion vector of %s in %s: %w", m.DataFileName, path, err)
 			}
