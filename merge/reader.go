@@ -35,8 +35,8 @@ type Options struct {
 	// vectors, ...; never first-row, see Engine.LookupOptions): of the records
 	// coming from levels > 0 only the one from the lowest level is merged, plus
 	// every record of level <= 0. Records get their level from iterators
-	// implementing Leveled (see WithLevel). Looking keys up in levels above the
-	// output and producing changelog is the caller's job.
+	// implementing Leveled (see WithLevel). With LookupCompact it is the
+	// lookup compaction, which also looks keys up above the output level.
 	Lookup bool
 	// NoReducer calls the merge function even for a key with a single record.
 	// By default Paimon's ReducerMergeFunctionWrapper is applied (plain
