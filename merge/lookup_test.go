@@ -114,6 +114,20 @@ func TestFirstRowCompactionDropsKeysHeldAbove(t *testing.T) {
 			asked: []int32{2},
 		},
 		{
+			// FirstRowMergeFunction.containsHighLevel counts only records it
+			// takes: a skipped retraction from above level 0 does not keep
+			// the key from the lookup.
+			name:         "a retraction from a level above 0 skipped by ignore-delete does not count",
+			ignoreDelete: true,
+			runs: []run{
+				{0, []table.KeyValue{rec("+I", 9, 1, "new"), rec("+I", 10, 2, "n2")}},
+				{2, []table.KeyValue{rec("-D", 3, 1, "old"), rec("-D", 4, 2, "old")}},
+			},
+			held:  []int32{1},
+			want:  "+I10(2,n2)",
+			asked: []int32{1, 2},
+		},
+		{
 			// No reducer: unlike a plain merge, a lone retraction reaches the
 			// merge function, as in Paimon's FirstRowMergeFunctionWrapper.
 			name:    "a lone retraction without ignore-delete fails",
