@@ -44,8 +44,11 @@ type HigherLookup interface {
 // table supersedes: the row at position pos of data file file (a file
 // above the output level) must be marked deleted in that file's deletion
 // vector (Paimon's BucketedDvMaintainer.notifyNewDeletion). It is called
-// at most once per key, in the merge's key order, before the key's merged
-// record is returned. An error fails the merge.
+// at most once per key, in the merge's key order, before the merge returns
+// the key's record (or the batch holding it), never for a row an existing
+// deletion vector already deletes. Calls are sequential but may come from
+// a goroutine other than the caller's (the executor's batch path merges
+// on its own goroutine). An error fails the merge.
 type DeletionSink interface {
 	NotifyNewDeletion(file string, pos int64) error
 }
