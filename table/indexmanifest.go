@@ -246,3 +246,28 @@ func EncodeIndexManifest(entries []IndexManifestEntry, compression string) ([]by
 func WriteIndexManifest(ctx context.Context, fio fileio.FileIO, path string, entries []IndexManifestEntry, compression string) (int64, error) {
 	return writeMetadataFile(ctx, fio, path, "index manifest", func() ([]byte, error) { return EncodeIndexManifest(entries, compression) })
 }
+
+// IndexChange replaces the index files of one type of a partition and
+// bucket in the index manifest, as Java's IndexManifestFileHandler combines
+// a fixed-bucket table's index files (BucketedCombiner): every entry of
+// (Partition, Bucket, IndexType) goes, the ADD entries of Files come. Base
+// are the entries the change was computed from (the bucket's files of that
+// type in the snapshot a job read); a commit whose latest snapshot holds
+// other files for the key conflicts instead of overwriting what a
+// concurrent writer recorded there.
+type IndexChange struct {
+	Partition []byte // serialized BinaryRow
+	Bucket    int32
+	IndexType string
+	Base      []IndexFileMeta
+	Files     []IndexFileMeta
+}
+
+// Entries are the index-manifest ADD entries of the change's files.
+func (c *IndexChange) Entries() []IndexManifestEntry {
+	out := make([]IndexManifestEntry, len(c.Files))
+	for i, f := range c.Files {
+		out[i] = IndexManifestEntry{Kind: FileKindAdd, Partition: c.Partition, Bucket: c.Bucket, IndexFile: f}
+	}
+	return out
+}
