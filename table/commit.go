@@ -41,6 +41,14 @@ type CommitRequest struct {
 	CommitUser       string // a fresh UUID per compactd process; never a writer's
 	CommitIdentifier int64  // BatchCommitIdentifier for one-off commits
 	Entries          []ManifestEntry
+	// IndexChanges replace index files of fixed buckets (the deletion
+	// vectors a compaction changed). A commit with index changes writes a
+	// new index manifest (the latest snapshot's entries combined with the
+	// changes as Java's BucketedCombiner does) and always runs the
+	// conflict checks, including CheckIndexBase and that every vector
+	// names a data file live after the commit; without them the snapshot
+	// reuses the latest index manifest.
+	IndexChanges []IndexChange
 	// Check runs Java's conflict checks (always done for COMPACT).
 	Check bool
 	// Now is the commit time; zero means time.Now().
@@ -75,7 +83,10 @@ func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, e
 	if req.Kind == "" {
 		req.Kind = CommitAppend
 	}
-	check := req.Check || req.Kind == CommitCompact || req.Kind == CommitOverwrite
+	check := req.Check || req.Kind == CommitCompact || req.Kind == CommitOverwrite || len(req.IndexChanges) > 0
+	if err := t.validateIndexChanges(req.IndexChanges); err != nil {
+		return nil, err
+	}
 	maxRetries := opts.CommitMaxRetries
 	if maxRetries <= 0 {
 		maxRetries = 10
@@ -223,8 +234,31 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 			return nil, nil, fmt.Errorf("commit to %s: %w", t.FullName(), err)
 		}
 	}
+	var index []IndexManifestEntry
+	if len(req.IndexChanges) > 0 && latest != nil {
+		var err error
+		if index, err = t.IndexEntries(ctx, latest); err != nil {
+			return nil, nil, fmt.Errorf("commit to %s: %w", t.FullName(), err)
+		}
+		for i := range index {
+			if index[i].Kind != FileKindAdd {
+				return nil, nil, fmt.Errorf("commit to %s: index manifest %s of snapshot %d holds a DELETE entry (%s); Java stores only ADD entries", t.FullName(), *latest.IndexManifest, latest.ID, index[i].IndexFile.FileName)
+			}
+		}
+		for i := range req.IndexChanges {
+			if err := CheckIndexBase(index, &req.IndexChanges[i]); err != nil {
+				return nil, nil, &ConflictError{Table: t.FullName(), Snapshot: latest.ID, Reason: err.Error()}
+			}
+		}
+	} else if len(req.IndexChanges) > 0 {
+		for i := range req.IndexChanges {
+			if err := CheckIndexBase(nil, &req.IndexChanges[i]); err != nil {
+				return nil, nil, &ConflictError{Table: t.FullName(), Reason: err.Error()}
+			}
+		}
+	}
 	if check {
-		if err := t.checkConflicts(ctx, latest, base, req.Entries); err != nil {
+		if err := t.checkConflicts(ctx, latest, base, req.Entries, req.IndexChanges); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -260,6 +294,20 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 		}
 		delta = append(delta, meta)
 	}
+	var indexName *string
+	if latest != nil {
+		indexName = latest.IndexManifest
+	}
+	if len(req.IndexChanges) > 0 {
+		name := t.paths.NewIndexManifestName()
+		path := t.paths.ManifestPath(name)
+		if _, err := WriteIndexManifest(ctx, t.fio, path, CombineIndexEntries(index, req.IndexChanges), codec); err != nil {
+			return nil, written, fmt.Errorf("commit to %s: %w", t.FullName(), err)
+		}
+		written = append(written, path)
+		indexName = &name
+	}
+
 	deltaName := t.paths.NewManifestListName()
 	deltaSize, err := WriteManifestList(ctx, t.fio, t.paths.ManifestPath(deltaName), delta, codec)
 	if err != nil {
@@ -308,13 +356,14 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 		TimeMillis:            now.UnixMilli(),
 		TotalRecordCount:      deltaRecords,
 		DeltaRecordCount:      deltaRecords,
+		IndexManifest:         indexName,
 	}
 	if latest != nil {
 		s.ID = latest.ID + 1
 		s.TotalRecordCount = latest.TotalRecordCount + deltaRecords
-		// Index files, watermark, statistics and row ids are untouched by
-		// the delta, so they carry over as Java carries them.
-		s.IndexManifest = latest.IndexManifest
+		// Watermark, statistics and row ids are untouched by the delta, so
+		// they carry over as Java carries them; so does the index manifest
+		// unless the commit changes index files.
 		s.Watermark = latest.Watermark
 		s.Statistics = latest.Statistics
 		s.NextRowID = latest.NextRowID
@@ -368,7 +417,7 @@ func typesOfRow(rt RowType) []DataType {
 
 // checkConflicts runs Java's commit checks (§8.4 of the format spec) on the
 // partitions the delta touches.
-func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []ManifestFileMeta, delta []ManifestEntry) error {
+func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []ManifestFileMeta, delta []ManifestEntry, index []IndexChange) error {
 	latestID := int64(0)
 	if latest != nil {
 		latestID = latest.ID
@@ -382,6 +431,9 @@ func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []Man
 	touched := map[string]bool{}
 	for i := range delta {
 		touched[string(delta[i].Partition)] = true
+	}
+	for i := range index {
+		touched[string(index[i].Partition)] = true
 	}
 	live := map[FileIdentifier]*ManifestEntry{}
 	if latest != nil {
@@ -431,6 +483,31 @@ func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []Man
 			delete(live, id)
 		}
 	}
+	// Every deletion vector the commit writes must name a data file of its
+	// bucket that is live after the commit (Java checks this pairing for
+	// unaware-bucket tables only; a vector of a file a concurrent writer
+	// removed would be meaningless).
+	type bucketFile struct {
+		part   string
+		bucket int32
+		name   string
+	}
+	var liveFiles map[bucketFile]bool
+	for i := range index {
+		for _, f := range index[i].Files {
+			for _, dv := range f.DeletionVectors {
+				if liveFiles == nil {
+					liveFiles = make(map[bucketFile]bool, len(live))
+					for _, e := range live {
+						liveFiles[bucketFile{string(e.Partition), e.Bucket, e.File.FileName}] = true
+					}
+				}
+				if !liveFiles[bucketFile{string(index[i].Partition), index[i].Bucket, dv.DataFileName}] {
+					return conflict("bucket %d: index file %s holds a deletion vector of data file %s, which is not live", index[i].Bucket, f.FileName, dv.DataFileName)
+				}
+			}
+		}
+	}
 	if !t.HasPrimaryKey() {
 		return nil
 	}
@@ -474,6 +551,45 @@ func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []Man
 		for i := 1; i < len(bs); i++ {
 			if CompareRows(keyTypes, bs[i-1].max, bs[i].min) >= 0 {
 				return conflict("bucket %d level %d: key ranges of %s and %s overlap", k.bucket, k.level, bs[i-1].e.File.FileName, bs[i].e.File.FileName)
+			}
+		}
+	}
+	return nil
+}
+
+// validateIndexChanges refuses index changes compactd does not know how to
+// combine as Java does: other types than DELETION_VECTORS, buckets of
+// tables that are not fixed-bucket (Java combines unaware-bucket vectors
+// per file with DELETE entries), two changes of one key.
+func (t *Table) validateIndexChanges(changes []IndexChange) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	if b := t.Options().Bucket; b <= 0 {
+		return fmt.Errorf("commit to %s: index changes of a table with bucket=%d: only fixed-bucket tables are supported", t.FullName(), b)
+	}
+	type key struct {
+		part   string
+		bucket int32
+		typ    string
+	}
+	seen := map[key]bool{}
+	for i := range changes {
+		c := &changes[i]
+		if c.IndexType != IndexTypeDeletionVectors {
+			return fmt.Errorf("commit to %s: index change of type %s: only %s is supported", t.FullName(), c.IndexType, IndexTypeDeletionVectors)
+		}
+		if c.Bucket < 0 {
+			return fmt.Errorf("commit to %s: index change of bucket %d", t.FullName(), c.Bucket)
+		}
+		k := key{string(c.Partition), c.Bucket, c.IndexType}
+		if seen[k] {
+			return fmt.Errorf("commit to %s: two index changes of bucket %d", t.FullName(), c.Bucket)
+		}
+		seen[k] = true
+		for _, f := range c.Files {
+			if f.IndexType != c.IndexType {
+				return fmt.Errorf("commit to %s: index file %s of type %s in a %s change", t.FullName(), f.FileName, f.IndexType, c.IndexType)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package table
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/compactd/compactd/fileio"
 )
@@ -268,6 +269,63 @@ func (c *IndexChange) Entries() []IndexManifestEntry {
 	out := make([]IndexManifestEntry, len(c.Files))
 	for i, f := range c.Files {
 		out[i] = IndexManifestEntry{Kind: FileKindAdd, Partition: c.Partition, Bucket: c.Bucket, IndexFile: f}
+	}
+	return out
+}
+
+// sameKey reports whether e is an entry of the change's partition, bucket
+// and index type.
+func (c *IndexChange) sameKey(e *IndexManifestEntry) bool {
+	return e.Bucket == c.Bucket && e.IndexFile.IndexType == c.IndexType && string(e.Partition) == string(c.Partition)
+}
+
+// CheckIndexBase reports whether the change still applies on top of an
+// index manifest's entries: their files of the change's partition, bucket
+// and type must be exactly the change's Base. Otherwise another writer
+// changed them since the change was computed, and applying it would drop
+// what that writer recorded (a deletion vector lost is a deleted row back).
+// Java's ConflictDetection does not check this for fixed-bucket tables; it
+// relies on one writer per bucket.
+func CheckIndexBase(entries []IndexManifestEntry, c *IndexChange) error {
+	var have []string
+	for i := range entries {
+		if c.sameKey(&entries[i]) {
+			have = append(have, entries[i].IndexFile.FileName)
+		}
+	}
+	want := make([]string, len(c.Base))
+	for i, f := range c.Base {
+		want[i] = f.FileName
+	}
+	slices.Sort(have)
+	slices.Sort(want)
+	if !slices.Equal(have, want) {
+		return fmt.Errorf("bucket %d: the %s index files changed concurrently (now %v, the change was computed on %v)", c.Bucket, c.IndexType, have, want)
+	}
+	return nil
+}
+
+// CombineIndexEntries is the index manifest after changes: Java's
+// IndexManifestFileHandler for fixed-bucket tables (BucketedCombiner) drops
+// every entry of a changed (partition, bucket, type) and adds the change's
+// files; other entries (HASH indexes, other buckets) stay as they are, in
+// their order.
+func CombineIndexEntries(entries []IndexManifestEntry, changes []IndexChange) []IndexManifestEntry {
+	out := make([]IndexManifestEntry, 0, len(entries)+len(changes))
+	for i := range entries {
+		replaced := false
+		for j := range changes {
+			if changes[j].sameKey(&entries[i]) {
+				replaced = true
+				break
+			}
+		}
+		if !replaced {
+			out = append(out, entries[i])
+		}
+	}
+	for i := range changes {
+		out = append(out, changes[i].Entries()...)
 	}
 	return out
 }
