@@ -6,16 +6,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/compactd/compactd/deletionvector"
+	"github.com/compactd/compactd/expire"
 	"github.com/compactd/compactd/fixtures"
 	"github.com/compactd/compactd/interop"
+	"github.com/compactd/compactd/maint"
+	"github.com/compactd/compactd/orphan"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/reach"
 )
 
 // fileKeys are the primary keys (column k) of a data file's rows by
@@ -242,4 +248,230 @@ func TestJavaAndPypaimonReadTheDeletionVectorsCompactdCommits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// markRows is one compactd job per selected bucket: it marks deleted every
+// row (of every file) whose key del selects, and returns the buckets'
+// index changes and the keys deleted.
+func markRows(t *testing.T, tb *table.Table, buckets func(int32) bool, del func(int64) bool) ([]table.IndexChange, map[int64]bool) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := tb.LatestSnapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := tb.FileSet(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleted := map[int64]bool{}
+	var changes []table.IndexChange
+	for _, b := range fs.Buckets() {
+		if !buckets(b.Bucket) {
+			continue
+		}
+		m, err := deletionvector.Load(ctx, tb, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for fi := range b.Files {
+			e := &b.Files[fi]
+			had := m.DeletionVectorOf(e.File.FileName)
+			for p, k := range fileKeys(t, tb, b, e) {
+				if !had.IsDeleted(int64(p)) && del(k) {
+					if err := m.NotifyNewDeletion(e.File.FileName, int64(p)); err != nil {
+						t.Fatal(err)
+					}
+					deleted[k] = true
+				}
+			}
+		}
+		ch, _, err := m.Write(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch != nil {
+			changes = append(changes, *ch)
+		}
+	}
+	return changes, deleted
+}
+
+// TestExpireAndOrphanKeepTheDeletionVectorsRetainedSnapshotsAndTagsUse:
+// on a Java-written deletion-vector table, compactd commits vectors in
+// three snapshots (all buckets, tagged; then bucket 0; then bucket 1).
+// Expiring all but the latest snapshot, compactd deletes exactly the files
+// Paimon's expiry deletes (the index files only expired snapshots used),
+// and Java still reads the latest snapshot and the tag as before. Orphan
+// cleanup selects exactly what Paimon's selects (an old planted index file
+// and index manifest, never a live one), and after it every index file the
+// latest snapshot and the tag reference exists and Java reads both alike.
+func TestExpireAndOrphanKeepTheDeletionVectorsRetainedSnapshotsAndTagsUse(t *testing.T) {
+	ctx := context.Background()
+	j := interop.Java(t)
+	wh := t.TempDir()
+	const name = "db.dvexp"
+	var c1, c2 []string
+	for k := range 1000 {
+		c1 = append(c1, fmt.Sprintf(`{"k":%d,"v":%d}`, k, k))
+		if k%40 == 3 {
+			c2 = append(c2, fmt.Sprintf(`{"k":%d,"_kind":"-D","_user":"w2"}`, k))
+		}
+	}
+	spec := fixtures.Spec{
+		Columns:     []fixtures.Column{{Name: "k", Type: "BIGINT NOT NULL"}, {Name: "v", Type: "BIGINT"}},
+		PrimaryKeys: []string{"k"},
+		Bucket:      2,
+		Options:     map[string]string{"deletion-vectors.enabled": "true", "write-only": "true"},
+	}
+	cf, w2 := flags(wh, name), flags(wh, name)
+	cf["spec"] = tempFile(t, "spec.json", spec.JSON())
+	cf["rows"] = tempFile(t, "c1.jsonl", []byte(strings.Join(c1, "\n")+"\n"))
+	w2["rows"] = tempFile(t, "c2.jsonl", []byte(strings.Join(c2, "\n")+"\n"))
+	res := batch(t, j, []interop.BatchRequest{
+		{Verb: "create", Flags: cf},
+		{Verb: "compact", Flags: flags(wh, name)},
+		{Verb: "write", Flags: w2},
+		{Verb: "compact", Flags: withOpt(flags(wh, name), "full", "false")},
+	})
+	for i, r := range res {
+		if r.Err != nil {
+			t.Fatalf("Java step %d: %v", i, r.Err)
+		}
+	}
+	tb := openLocal(t, wh, name)
+	commit := func(changes []table.IndexChange) int64 {
+		t.Helper()
+		if len(changes) == 0 {
+			t.Fatal("no index change")
+		}
+		r, err := tb.Commit(ctx, table.CommitRequest{Kind: table.CommitCompact, CommitUser: "compactd-test",
+			CommitIdentifier: table.BatchCommitIdentifier, IndexChanges: changes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Snapshot.ID
+	}
+	all, _ := markRows(t, tb, func(int32) bool { return true }, func(k int64) bool { return k%5 == 0 })
+	if len(all) != 2 {
+		t.Fatalf("%d buckets changed", len(all))
+	}
+	tagged := commit(all)
+	if _, err := maint.CreateTag(ctx, tb, "mid", maint.CreateTagOptions{Snapshot: tagged}); err != nil {
+		t.Fatal(err)
+	}
+	b0, _ := markRows(t, tb, func(b int32) bool { return b == 0 }, func(k int64) bool { return k%7 == 1 })
+	commit(b0)
+	b1, _ := markRows(t, tb, func(b int32) bool { return b == 1 }, func(k int64) bool { return k%7 == 1 })
+	latest := commit(b1)
+
+	reads := []interop.BatchRequest{readReq(wh, name, "snapshot", fmt.Sprint(latest)), readReq(wh, name, "tag", "mid")}
+	res = batch(t, j, append(slices.Clone(reads), interop.BatchRequest{Verb: "expire", Flags: map[string]string{
+		"warehouse": wh, "table": name, "retain-min": "1", "retain-max": "1", "time-retained-ms": "0"}}))
+	before := [][]string{okRows(t, "read latest", res[0]), okRows(t, "read tag", res[1])}
+	if slices.Equal(before[0], before[1]) {
+		t.Fatal("the tag reads as the latest snapshot; the test proves little")
+	}
+	javaExpired := pathsOf(t, "Java expire", res[2])
+
+	eo := expire.DefaultOptions()
+	eo.RetainMin, eo.RetainMax, eo.TimeRetained = 1, 1, 0
+	rep, err := expire.Run(ctx, reach.TableSource(tb), expire.RunOptions{Options: eo, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snapFiles []string
+	for _, id := range rep.Snapshots {
+		snapFiles = append(snapFiles, tb.Paths().SnapshotPath(id))
+	}
+	got := relTo(t, tb.Path(), snapFiles, rep.DataFiles, rep.Manifests, rep.ManifestLists, rep.IndexFiles, rep.IndexManifests, rep.Statistics)
+	if !slices.Equal(got, javaExpired) {
+		t.Fatalf("compactd expired\n%v\nPaimon expires\n%v", got, javaExpired)
+	}
+	if len(rep.IndexFiles) == 0 || len(rep.IndexManifests) == 0 {
+		t.Fatalf("expiry deleted %d index files, %d index manifests; the test proves little", len(rep.IndexFiles), len(rep.IndexManifests))
+	}
+
+	// Plant an old index file and index manifest nothing references.
+	ref := liveIndexFiles(t, tb, latest, "mid")
+	var anyIndex, anyIndexManifest string
+	for p := range ref {
+		if strings.Contains(p, "/index/") {
+			anyIndex = p
+		} else {
+			anyIndexManifest = p
+		}
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	planted := []string{plantCopy(t, anyIndex, "index-", "", old), plantCopy(t, anyIndexManifest, "index-manifest-", "", old)}
+	cutoff := time.Now().Add(-time.Hour)
+	res = batch(t, j, append(slices.Clone(reads), orphanReq(wh, name, cutoff)))
+	for i := range before {
+		diffRows(t, "Java reads "+reads[i].Flags["snapshot"]+reads[i].Flags["tag"]+" after compactd's expiry", before[i], okRows(t, "read", res[i]))
+	}
+	javaOrphans := pathsOf(t, "Java orphans", res[2])
+	if want := relTo(t, tb.Path(), planted); !slices.Equal(javaOrphans, want) {
+		t.Fatalf("Paimon's orphans %v, want the planted files %v", javaOrphans, want)
+	}
+	o := orphan.RunOptions{Now: time.Now(), OlderThan: time.Hour}
+	o.DryRun = true
+	dry, err := orphan.RunTable(ctx, tb, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ps []string
+	for _, f := range dry.Files {
+		ps = append(ps, f.Path)
+	}
+	if got := relTo(t, tb.Path(), ps); !slices.Equal(got, javaOrphans) {
+		t.Fatalf("compactd's orphan dry run selects %v, Paimon %v", got, javaOrphans)
+	}
+	o.DryRun = false
+	if _, err := orphan.RunTable(ctx, tb, o); err != nil {
+		t.Fatal(err)
+	}
+	for p := range ref {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("orphan cleanup deleted a live index file: %v", err)
+		}
+	}
+	for _, p := range planted {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("planted orphan %s left: %v", p, err)
+		}
+	}
+	res = batch(t, j, reads)
+	for i := range before {
+		diffRows(t, "Java reads after orphan cleanup", before[i], okRows(t, "read", res[i]))
+	}
+}
+
+// liveIndexFiles are the paths of the index manifests and index files the
+// snapshot id and the tag reference.
+func liveIndexFiles(t *testing.T, tb *table.Table, id int64, tag string) map[string]bool {
+	t.Helper()
+	ctx := context.Background()
+	s, err := tb.Snapshot(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := tb.Tag(ctx, tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, sn := range []*table.Snapshot{s, &tg.Snapshot} {
+		if sn.IndexManifest == nil {
+			t.Fatalf("snapshot %d has no index manifest", sn.ID)
+		}
+		out[tb.Paths().ManifestPath(*sn.IndexManifest)] = true
+		entries, err := tb.IndexEntries(ctx, sn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			out[tb.Paths().IndexFilePath(e.IndexFile.FileName)] = true
+		}
+	}
+	return out
 }
