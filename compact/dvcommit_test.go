@@ -356,3 +356,87 @@ func (c *cancelAt) WriteExclusive(ctx context.Context, p string, data []byte) er
 	c.step()
 	return c.FileIO.WriteExclusive(ctx, p, data)
 }
+
+// TestFinishDeletionVectorsKeepsUpgradedFilesVectorsAndDropsRewrittenOnes:
+// an upgraded file (DELETE and ADD of the same file at a new level) keeps
+// its vector, grown by the lookup's new deletions, and the commit accepts
+// it; a rewritten file (DELETE only) loses its vector; a job that changed
+// nothing records no index change.
+func TestFinishDeletionVectorsKeepsUpgradedFilesVectorsAndDropsRewrittenOnes(t *testing.T) {
+	ctx := context.Background()
+	job := func(tb *table.Table, upgrade, lookup bool) (*compact.JobResult, *table.BucketFiles, *deletionvector.Maintainer) {
+		t.Helper()
+		var b *table.BucketFiles
+		for _, x := range dvBuckets(t, tb) {
+			if len(x.IndexFiles[0].DeletionVectors) > 0 {
+				b = x
+			}
+		}
+		if b == nil {
+			t.Fatal("no bucket with a vector")
+		}
+		m, err := deletionvector.Load(ctx, tb, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := b.Files[0]
+		del := e
+		del.Kind = table.FileKindDelete
+		r := &compact.JobResult{Job: planner.Job{Partition: string(b.Partition), Bucket: int(b.Bucket)}, Entries: []table.ManifestEntry{del}}
+		if upgrade {
+			up := e
+			up.File.Level--
+			r.Entries = append(r.Entries, up)
+		}
+		if lookup {
+			f := e.File.FileName
+			pos := int64(0)
+			for m.DeletionVectorOf(f).IsDeleted(pos) {
+				pos++
+			}
+			if err := m.NotifyNewDeletion(f, pos); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return r, b, m
+	}
+
+	tb := copyDVFixture(t)
+	r, b, m := job(tb, true, true)
+	file := b.Files[0].File.FileName
+	before := m.DeletionVectorOf(file).Cardinality()
+	if err := r.FinishDeletionVectors(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.IndexChanges) != 1 || len(r.Written) != 1 {
+		t.Fatalf("%d index changes, written %v", len(r.IndexChanges), r.Written)
+	}
+	dvs := r.IndexChanges[0].Files[0].DeletionVectors
+	if len(dvs) != 1 || dvs[0].DataFileName != file || *dvs[0].Cardinality != before {
+		t.Fatalf("upgraded file's vectors %+v, want %s with %d rows", dvs, file, before)
+	}
+	if _, _, err := compact.CommitResults(ctx, tb, []*compact.JobResult{r}, compact.Options{CommitUser: "compactd"}); err != nil {
+		t.Fatalf("committing an upgrade with its vector: %v", err)
+	}
+	if got := bucketIndex(t, tb, b); !slices.Equal(got, []string{r.IndexChanges[0].Files[0].FileName}) {
+		t.Fatalf("index files %v", got)
+	}
+
+	tb = copyDVFixture(t)
+	r, _, m = job(tb, false, false)
+	if err := r.FinishDeletionVectors(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.IndexChanges) != 1 || r.IndexChanges[0].Files[0].RowCount != 0 {
+		t.Fatalf("rewritten file's vector kept: %+v", r.IndexChanges)
+	}
+
+	tb = copyDVFixture(t)
+	r, _, m = job(tb, true, false)
+	if err := r.FinishDeletionVectors(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.IndexChanges) != 0 || len(r.Written) != 0 {
+		t.Fatalf("an unchanged bucket recorded %+v, wrote %v", r.IndexChanges, r.Written)
+	}
+}

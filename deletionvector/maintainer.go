@@ -37,6 +37,7 @@ type Maintainer struct {
 	mu       sync.Mutex
 	rows     map[string]int64 // live data file → row count
 	removed  map[string]bool  // files the job rewrote
+	touched  map[string]bool  // files that got new deletions
 	vectors  map[string]*datafile.DeletionVector
 	modified bool
 }
@@ -54,6 +55,7 @@ func Load(ctx context.Context, t *table.Table, b *table.BucketFiles) (*Maintaine
 		bitmap64: t.Options().DeletionVectorsBitmap64,
 		rows:     make(map[string]int64, len(b.Files)),
 		removed:  map[string]bool{},
+		touched:  map[string]bool{},
 		vectors:  map[string]*datafile.DeletionVector{},
 	}
 	for i := range b.Files {
@@ -160,18 +162,25 @@ func (m *Maintainer) NotifyNewDeletion(file string, pos int64) error {
 	}
 	dv.Delete(pos)
 	m.vectors[file] = dv
+	m.touched[file] = true
 	m.modified = true
 	return nil
 }
 
 // RemoveDeletionVectorOf drops the vector of a file the job rewrites (its
 // rows were read with the vector applied, so the new files hold none of
-// the deleted rows). Upgraded files are not rewritten and keep theirs.
+// the deleted rows). Upgraded files are not rewritten and keep theirs. A
+// file that got new deletions in this job cannot be rewritten by it (the
+// lookup only marks files above the output level, which are no inputs):
+// dropping those deletions silently would bring rows back.
 func (m *Maintainer) RemoveDeletionVectorOf(file string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, live := m.rows[file]; !live {
 		return fmt.Errorf("%s: rewritten data file %s is not live in the bucket", m.label, file)
+	}
+	if m.touched[file] {
+		return fmt.Errorf("%s: data file %s got new deletions in this job and is rewritten by it", m.label, file)
 	}
 	m.removed[file] = true
 	if _, ok := m.vectors[file]; ok {
