@@ -15,6 +15,7 @@ import (
 
 	"github.com/compactd/compactd/deletionvector"
 	"github.com/compactd/compactd/expire"
+	"github.com/compactd/compactd/expire/expiretest"
 	"github.com/compactd/compactd/fixtures"
 	"github.com/compactd/compactd/interop"
 	"github.com/compactd/compactd/maint"
@@ -28,32 +29,11 @@ import (
 // position.
 func fileKeys(t *testing.T, tb *table.Table, b *table.BucketFiles, e *table.ManifestEntry) []int64 {
 	t.Helper()
-	ctx := context.Background()
-	path, err := tb.Paths().DataFilePath(b.Partition, b.Bucket, &e.File)
+	keys, err := readKeys(tb, b, e)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs, err := tb.SchemaByID(ctx, e.File.SchemaID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := datafile.Schema{Fields: fs.Fields, KeyNames: fs.TrimmedPrimaryKeys()}
-	r, err := datafile.OpenKeyValue(ctx, tb.FileIO(), path, s, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var keys []int64
-	for {
-		kv, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return keys
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, kv.Key[0].(int64))
-	}
+	return keys
 }
 
 // TestJavaAndPypaimonReadTheDeletionVectorsCompactdCommits: Java writes a
@@ -255,46 +235,11 @@ func TestJavaAndPypaimonReadTheDeletionVectorsCompactdCommits(t *testing.T) {
 // index changes and the keys deleted.
 func markRows(t *testing.T, tb *table.Table, buckets func(int32) bool, del func(int64) bool) ([]table.IndexChange, map[int64]bool) {
 	t.Helper()
-	ctx := context.Background()
-	s, err := tb.LatestSnapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
+	r, deleted := markRowsErr(tb, buckets, del)
+	if r.err != nil {
+		t.Fatal(r.err)
 	}
-	fs, err := tb.FileSet(ctx, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deleted := map[int64]bool{}
-	var changes []table.IndexChange
-	for _, b := range fs.Buckets() {
-		if !buckets(b.Bucket) {
-			continue
-		}
-		m, err := deletionvector.Load(ctx, tb, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for fi := range b.Files {
-			e := &b.Files[fi]
-			had := m.DeletionVectorOf(e.File.FileName)
-			for p, k := range fileKeys(t, tb, b, e) {
-				if !had.IsDeleted(int64(p)) && del(k) {
-					if err := m.NotifyNewDeletion(e.File.FileName, int64(p)); err != nil {
-						t.Fatal(err)
-					}
-					deleted[k] = true
-				}
-			}
-		}
-		ch, _, err := m.Write(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ch != nil {
-			changes = append(changes, *ch)
-		}
-	}
-	return changes, deleted
+	return r.changes, deleted
 }
 
 // TestExpireAndOrphanKeepTheDeletionVectorsRetainedSnapshotsAndTagsUse:
@@ -474,4 +419,178 @@ func liveIndexFiles(t *testing.T, tb *table.Table, id int64, tag string) map[str
 		}
 	}
 	return out
+}
+
+// TestJavaReadsADVTableCompactdCrashedOnAtAnyStep: compactd's
+// deletion-vector job and commit on a Java-written table crash (every
+// store operation from the k-th on fails) at each step in turn; Java then
+// reads every copy either as before or with exactly the job's rows gone.
+func TestJavaReadsADVTableCompactdCrashedOnAtAnyStep(t *testing.T) {
+	ctx := context.Background()
+	j := interop.Java(t)
+	wh := t.TempDir()
+	const name = "db.dvcrash"
+	var c1 []string
+	for k := range 600 {
+		c1 = append(c1, fmt.Sprintf(`{"k":%d,"v":%d}`, k, k))
+	}
+	spec := fixtures.Spec{
+		Columns:     []fixtures.Column{{Name: "k", Type: "BIGINT NOT NULL"}, {Name: "v", Type: "BIGINT"}},
+		PrimaryKeys: []string{"k"},
+		Bucket:      2,
+		Options:     map[string]string{"deletion-vectors.enabled": "true", "write-only": "true"},
+	}
+	cf := flags(wh, name)
+	cf["spec"] = tempFile(t, "spec.json", spec.JSON())
+	cf["rows"] = tempFile(t, "c1.jsonl", []byte(strings.Join(c1, "\n")+"\n"))
+	res := batch(t, j, []interop.BatchRequest{{Verb: "create", Flags: cf}, {Verb: "compact", Flags: flags(wh, name)}, readReq(wh, name)})
+	for i, r := range res {
+		if r.Err != nil {
+			t.Fatalf("Java step %d: %v", i, r.Err)
+		}
+	}
+	before := okRows(t, "read", res[2])
+	del := func(k int64) bool { return k%4 == 1 }
+	var after []string
+	for _, r := range rowsOf(t, res[2]) {
+		if !del(r["k"].(int64)) {
+			after = append(after, canon(t, []interop.Row{r})[0])
+		}
+	}
+	slices.Sort(after)
+	run := func(tb *table.Table) error {
+		changes, _ := markRowsErr(tb, func(int32) bool { return true }, del)
+		if changes.err != nil {
+			return changes.err
+		}
+		_, err := tb.Commit(ctx, table.CommitRequest{Kind: table.CommitCompact, CommitUser: "compactd-test",
+			CommitIdentifier: table.BatchCommitIdentifier, IndexChanges: changes.changes})
+		return err
+	}
+	// Count the store operations of a whole run on a copy.
+	probe := filepath.Join(t.TempDir(), "probe")
+	copyDir(t, wh, probe)
+	counter := &expiretest.FailingFS{FileIO: tableFIO()}
+	ptb, err := table.Open(ctx, counter, probe, "db", "dvcrash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(ptb); err != nil {
+		t.Fatal(err)
+	}
+	steps := counter.Ops
+	var reqs []interop.BatchRequest
+	for k := 1; k <= steps; k++ {
+		cw := filepath.Join(t.TempDir(), fmt.Sprint("crash", k))
+		copyDir(t, wh, cw)
+		tb, err := table.Open(ctx, &expiretest.FailingFS{FileIO: tableFIO(), FailAt: k}, cw, "db", "dvcrash")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := run(tb); err != nil && !errors.Is(err, expiretest.ErrInjected) {
+			t.Fatalf("crash at %d: %v", k, err)
+		}
+		reqs = append(reqs, readReq(cw, name))
+	}
+	reqs = append(reqs, readReq(probe, name))
+	res = batch(t, j, reqs)
+	sawBefore, sawAfter := false, false
+	for i, r := range res {
+		got := okRows(t, fmt.Sprint("Java read after a crash at ", i+1), r)
+		switch {
+		case slices.Equal(got, before):
+			sawBefore = true
+		case slices.Equal(got, after):
+			sawAfter = true
+		default:
+			t.Errorf("crash at operation %d: Java reads %d rows, neither as before (%d) nor as after (%d)", i+1, len(got), len(before), len(after))
+		}
+	}
+	if !sawBefore || !sawAfter || len(after) == len(before) {
+		t.Fatalf("crash points cover before %v, after %v", sawBefore, sawAfter)
+	}
+	t.Logf("%d crash points", steps)
+}
+
+type markResult struct {
+	changes []table.IndexChange
+	err     error
+}
+
+// markRowsErr is markRows returning errors instead of failing the test
+// (the store may be failing on purpose).
+func markRowsErr(tb *table.Table, buckets func(int32) bool, del func(int64) bool) (markResult, map[int64]bool) {
+	ctx := context.Background()
+	s, err := tb.LatestSnapshot(ctx)
+	if err != nil {
+		return markResult{err: err}, nil
+	}
+	fs, err := tb.FileSet(ctx, s)
+	if err != nil {
+		return markResult{err: err}, nil
+	}
+	var out markResult
+	deleted := map[int64]bool{}
+	for _, b := range fs.Buckets() {
+		if !buckets(b.Bucket) {
+			continue
+		}
+		m, err := deletionvector.Load(ctx, tb, b)
+		if err != nil {
+			return markResult{err: err}, nil
+		}
+		for fi := range b.Files {
+			e := &b.Files[fi]
+			keys, err := readKeys(tb, b, e)
+			if err != nil {
+				return markResult{err: err}, nil
+			}
+			had := m.DeletionVectorOf(e.File.FileName)
+			for p, k := range keys {
+				if del(k) && !had.IsDeleted(int64(p)) {
+					if err := m.NotifyNewDeletion(e.File.FileName, int64(p)); err != nil {
+						return markResult{err: err}, nil
+					}
+					deleted[k] = true
+				}
+			}
+		}
+		ch, _, err := m.Write(ctx)
+		if err != nil {
+			return markResult{err: err}, nil
+		}
+		if ch != nil {
+			out.changes = append(out.changes, *ch)
+		}
+	}
+	return out, deleted
+}
+
+func readKeys(tb *table.Table, b *table.BucketFiles, e *table.ManifestEntry) ([]int64, error) {
+	ctx := context.Background()
+	path, err := tb.Paths().DataFilePath(b.Partition, b.Bucket, &e.File)
+	if err != nil {
+		return nil, err
+	}
+	fs, err := tb.SchemaByID(ctx, e.File.SchemaID)
+	if err != nil {
+		return nil, err
+	}
+	s := datafile.Schema{Fields: fs.Fields, KeyNames: fs.TrimmedPrimaryKeys()}
+	r, err := datafile.OpenKeyValue(ctx, tb.FileIO(), path, s, s)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var keys []int64
+	for {
+		kv, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return keys, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, kv.Key[0].(int64))
+	}
 }
