@@ -234,26 +234,26 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 			return nil, nil, fmt.Errorf("commit to %s: %w", t.FullName(), err)
 		}
 	}
+	// The index manifest the changes combine with; they must still apply
+	// to it (CheckIndexBase).
 	var index []IndexManifestEntry
-	if len(req.IndexChanges) > 0 && latest != nil {
-		var err error
-		if index, err = t.IndexEntries(ctx, latest); err != nil {
-			return nil, nil, fmt.Errorf("commit to %s: %w", t.FullName(), err)
-		}
-		for i := range index {
-			if index[i].Kind != FileKindAdd {
-				return nil, nil, fmt.Errorf("commit to %s: index manifest %s of snapshot %d holds a DELETE entry (%s); Java stores only ADD entries", t.FullName(), *latest.IndexManifest, latest.ID, index[i].IndexFile.FileName)
+	if len(req.IndexChanges) > 0 {
+		latestID := int64(0)
+		if latest != nil {
+			latestID = latest.ID
+			var err error
+			if index, err = t.IndexEntries(ctx, latest); err != nil {
+				return nil, nil, fmt.Errorf("commit to %s: %w", t.FullName(), err)
+			}
+			for i := range index {
+				if index[i].Kind != FileKindAdd {
+					return nil, nil, fmt.Errorf("commit to %s: index manifest %s of snapshot %d holds a DELETE entry (%s); Java stores only ADD entries", t.FullName(), *latest.IndexManifest, latest.ID, index[i].IndexFile.FileName)
+				}
 			}
 		}
 		for i := range req.IndexChanges {
 			if err := CheckIndexBase(index, &req.IndexChanges[i]); err != nil {
-				return nil, nil, &ConflictError{Table: t.FullName(), Snapshot: latest.ID, Reason: err.Error()}
-			}
-		}
-	} else if len(req.IndexChanges) > 0 {
-		for i := range req.IndexChanges {
-			if err := CheckIndexBase(nil, &req.IndexChanges[i]); err != nil {
-				return nil, nil, &ConflictError{Table: t.FullName(), Reason: err.Error()}
+				return nil, nil, &ConflictError{Table: t.FullName(), Snapshot: latestID, Reason: err.Error()}
 			}
 		}
 	}

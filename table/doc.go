@@ -19,7 +19,8 @@
 //     and orphan.
 //   - The manifest codec: manifest.go (data manifests of ManifestEntry and
 //     DataFileMeta, declared in datafilemeta.go), manifest_list.go
-//     (ManifestFileMeta), indexmanifest.go (index manifests) and
+//     (ManifestFileMeta), indexmanifest.go (index manifests, and the
+//     IndexChange a commit carries: CombineIndexEntries, CheckIndexBase) and
 //     manifest_merge.go (Java's minor manifest merge), all over compactd's
 //     own bounded Avro object-container reader and writer (manifest_avro*.go,
 //     manifest_fields.go). binaryrow.go is Paimon's BinaryRow (partitions,
@@ -29,7 +30,8 @@
 //     sorted runs.
 //   - The commit protocol: Table.Commit (commit.go), after Java's
 //     FileStoreCommitImpl: conflict checks against the latest snapshot,
-//     manifests and manifest lists, then the snapshot file published by
+//     manifests and manifest lists (and a new index manifest when the commit
+//     carries index changes), then the snapshot file published by
 //     exclusive create. ConflictError and ErrCommitOutcomeUnknown tell a
 //     caller whether its files may be deleted.
 //   - Damage: DamagedError and ErrCorrupt (damage.go) are how a reader
