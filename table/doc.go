@@ -37,11 +37,11 @@
 //     real path.
 //   - Values: Row, Decimal, Timestamp, Map and KeyValue (row.go), compared
 //     as Paimon compares them (compare.go).
-//   - Java-compatibility helpers: javafmt.go renders values as Java prints
-//     them (JavaFloatString for Float/Double.toString, LocalDate and
-//     LocalDateTime text, DateTimeUtils timestamps and times, civil dates);
-//     timestamp.go splits instants by floor division (FloorDiv, FloorMod,
-//     TimestampFromMicros/Nanos/DayNanos); partition_value.go names
+//   - Java compatibility: the arithmetic and text forms themselves (floor
+//     division, Float/Double.toString, civil dates, LocalDate and
+//     DateTimeUtils text, String.trim, Character.isWhitespace) are in
+//     internal/javacompat; timestamp.go splits instants with them
+//     (TimestampFromMicros/Nanos/DayNanos); partition_value.go names
 //     partition directories as Java does (PartitionValueString). The
 //     schema-evolution casts (Java's CastExecutors) are in table/datafile,
 //     cast*.go.

@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"unicode"
 
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/internal/javacompat"
 	"github.com/google/uuid"
 )
 
@@ -304,7 +304,7 @@ func (p *PathFactory) PartitionSpec(row Row) ([][2]string, error) {
 				return nil, fmt.Errorf("partition key %s: %w", p.partitionKeys[i], err)
 			}
 		}
-		if isJavaBlank(s) {
+		if javacompat.IsBlank(s) {
 			s = p.defaultPartName
 		}
 		out[i] = [2]string{p.partitionKeys[i], s}
@@ -417,25 +417,4 @@ func UnescapePathName(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
-}
-
-// isJavaBlank is StringUtils.isNullOrWhitespaceOnly: empty or only
-// characters for which Java's Character.isWhitespace holds.
-func isJavaBlank(s string) bool {
-	for _, r := range s {
-		if !javaIsWhitespace(r) {
-			return false
-		}
-	}
-	return true
-}
-
-func javaIsWhitespace(r rune) bool {
-	switch r {
-	case '\t', '\n', 0x0B, '\f', '\r', 0x1C, 0x1D, 0x1E, 0x1F:
-		return true
-	case 0x00A0, 0x2007, 0x202F:
-		return false
-	}
-	return unicode.In(r, unicode.Zs, unicode.Zl, unicode.Zp)
 }

@@ -40,6 +40,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/compactd/compactd/internal/javacompat"
 	"github.com/compactd/compactd/table"
 )
 
@@ -314,7 +315,9 @@ func ruleCast(from, to table.DataType) castFunc {
 			return func(v any) (any, error) { return int32(v.(table.Timestamp).Millis / millisPerDay), nil }
 		case fr == table.TypeTimestampLTZ:
 			// Through LocalDateTime.ofInstant: floored.
-			return func(v any) (any, error) { return int32(table.FloorDiv(v.(table.Timestamp).Millis, millisPerDay)), nil }
+			return func(v any) (any, error) {
+				return int32(javacompat.FloorDiv(v.(table.Timestamp).Millis, millisPerDay)), nil
+			}
 		}
 	case tr == table.TypeTime:
 		switch {
@@ -324,7 +327,9 @@ func ruleCast(from, to table.DataType) castFunc {
 			// Java's % up to 2.0.0: negative before the epoch; master floors.
 			return func(v any) (any, error) { return int32(v.(table.Timestamp).Millis % millisPerDay), nil }
 		case fr == table.TypeTimestampLTZ:
-			return func(v any) (any, error) { return int32(table.FloorMod(v.(table.Timestamp).Millis, millisPerDay)), nil }
+			return func(v any) (any, error) {
+				return int32(javacompat.FloorMod(v.(table.Timestamp).Millis, millisPerDay)), nil
+			}
 		}
 	case isTimestamp(tr):
 		switch {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/compactd/compactd/internal/javacompat"
 	"github.com/compactd/compactd/table"
 )
 
@@ -218,7 +219,7 @@ func parseJavaIntegral(s string, bits int) (int64, bool) {
 // number with optional exponent or a hexadecimal one with a binary exponent,
 // and an optional f/F/d/D suffix.
 func parseJavaDouble(s string, float bool) (float64, bool) {
-	s = strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+	s = javacompat.Trim(s)
 	body := s
 	neg := false
 	if body != "" && (body[0] == '+' || body[0] == '-') {
