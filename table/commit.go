@@ -13,6 +13,7 @@ import (
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/internal/backoff"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // ConflictError says a commit cannot apply on top of the latest snapshot:
@@ -40,7 +41,7 @@ type CommitRequest struct {
 	Kind             CommitKind
 	CommitUser       string // a fresh UUID per compactd process; never a writer's
 	CommitIdentifier int64  // BatchCommitIdentifier for one-off commits
-	Entries          []ManifestEntry
+	Entries          []manifest.Entry
 	// Check runs Java's conflict checks (always done for COMPACT).
 	Check bool
 	// Now is the commit time; zero means time.Now().
@@ -216,7 +217,7 @@ func (t *Table) DeleteUnreferenced(paths []string) {
 // returns the paths of the metadata files it wrote.
 func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitRequest, check bool) (*Snapshot, []string, error) {
 	var written []string
-	var base []ManifestFileMeta
+	var base []manifest.ListEntry
 	if latest != nil {
 		var err error
 		if base, err = t.DataManifests(ctx, latest); err != nil {
@@ -239,29 +240,29 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 		return nil, written, err
 	}
 	baseName := t.paths.NewManifestListName()
-	baseSize, err := WriteManifestList(ctx, t.fio, t.paths.ManifestPath(baseName), merged, codec)
+	baseSize, err := manifest.WriteList(ctx, t.fio, t.paths.ManifestPath(baseName), merged, codec)
 	if err != nil {
 		return nil, written, err
 	}
 	written = append(written, t.paths.ManifestPath(baseName))
 
-	var delta []ManifestFileMeta
+	var delta []manifest.ListEntry
 	if len(req.Entries) > 0 {
 		name := t.paths.NewManifestFileName()
 		path := t.paths.ManifestPath(name)
-		size, err := WriteManifest(ctx, t.fio, path, req.Entries, codec)
+		size, err := manifest.Write(ctx, t.fio, path, req.Entries, codec)
 		if err != nil {
 			return nil, written, err
 		}
 		written = append(written, path)
-		meta, err := NewManifestFileMeta(name, size, req.Entries, partTypes, schema.ID)
+		meta, err := NewManifestListEntry(name, size, req.Entries, partTypes, schema.ID)
 		if err != nil {
 			return nil, written, err
 		}
 		delta = append(delta, meta)
 	}
 	deltaName := t.paths.NewManifestListName()
-	deltaSize, err := WriteManifestList(ctx, t.fio, t.paths.ManifestPath(deltaName), delta, codec)
+	deltaSize, err := manifest.WriteList(ctx, t.fio, t.paths.ManifestPath(deltaName), delta, codec)
 	if err != nil {
 		return nil, written, err
 	}
@@ -270,7 +271,7 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 	var deltaRecords int64
 	for i := range req.Entries {
 		e := &req.Entries[i]
-		if e.Kind == FileKindAdd {
+		if e.Kind == manifest.FileKindAdd {
 			deltaRecords += e.File.RowCount
 		} else {
 			deltaRecords -= e.File.RowCount
@@ -368,7 +369,7 @@ func typesOfRow(rt RowType) []DataType {
 
 // checkConflicts runs Java's commit checks (§8.4 of the format spec) on the
 // partitions the delta touches.
-func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []ManifestFileMeta, delta []ManifestEntry) error {
+func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []manifest.ListEntry, delta []manifest.Entry) error {
 	latestID := int64(0)
 	if latest != nil {
 		latestID = latest.ID
@@ -383,7 +384,7 @@ func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []Man
 	for i := range delta {
 		touched[string(delta[i].Partition)] = true
 	}
-	live := map[FileIdentifier]*ManifestEntry{}
+	live := map[manifest.FileIdentifier]*manifest.Entry{}
 	if latest != nil {
 		entries, err := t.ReadManifests(ctx, base)
 		if err != nil {
@@ -419,12 +420,12 @@ func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []Man
 		e := &delta[i]
 		id := e.Identifier()
 		switch e.Kind {
-		case FileKindAdd:
+		case manifest.FileKindAdd:
 			if _, ok := live[id]; ok {
 				return conflict("file %s is already live", e.File.FileName)
 			}
 			live[id] = e
-		case FileKindDelete:
+		case manifest.FileKindDelete:
 			if _, ok := live[id]; !ok {
 				return conflict("file %s (bucket %d, level %d) to delete is no longer live", e.File.FileName, e.Bucket, e.File.Level)
 			}
@@ -441,7 +442,7 @@ func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []Man
 		bucket int32
 		level  int32
 	}
-	groups := map[lvl][]*ManifestEntry{}
+	groups := map[lvl][]*manifest.Entry{}
 	for _, e := range live {
 		if e.File.Level > 0 {
 			k := lvl{string(e.Partition), e.Bucket, e.File.Level}
@@ -450,7 +451,7 @@ func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []Man
 	}
 	for k, files := range groups {
 		type bounds struct {
-			e        *ManifestEntry
+			e        *manifest.Entry
 			min, max Row
 		}
 		bs := make([]bounds, 0, len(files))

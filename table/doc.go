@@ -17,13 +17,15 @@
 //     ReadSnapshotFile, ReadTags, ReadConsumers, BranchRoots, ReadHint,
 //     WriteHint, TrustedEarliest) reads any branch fail closed for expire
 //     and orphan.
-//   - The manifest codec: manifest.go (data manifests of ManifestEntry and
-//     DataFileMeta, declared in datafilemeta.go), manifest_list.go
-//     (ManifestFileMeta), indexmanifest.go (index manifests) and
-//     manifest_merge.go (Java's minor manifest merge), all over compactd's
-//     own bounded Avro object-container reader and writer (manifest_avro*.go,
-//     manifest_fields.go). binaryrow.go is Paimon's BinaryRow (partitions,
-//     keys, statistics); stats.go the SimpleStats of files and partitions.
+//   - The manifest codec is package table/manifest (data manifests of
+//     manifest.Entry and DataFileMeta, manifest lists of ListEntry, index
+//     manifests of IndexEntry). What of it needs the table's types is here:
+//     binaryrow.go is Paimon's BinaryRow (partitions, keys, statistics);
+//     stats.go builds and decodes the manifest.SimpleStats of files and
+//     partitions (NewSimpleStats, DecodeSimpleStats, StatsCollector);
+//     manifest_summary.go the manifest-list row of a written manifest
+//     (NewManifestListEntry); manifest_merge.go Java's minor manifest
+//     merge.
 //   - The live file set: Table.FileSet (filestore.go) folds a snapshot's
 //     base and delta manifests into a FileSet of partitions, buckets and
 //     sorted runs.
@@ -46,6 +48,6 @@
 //     schema-evolution casts (Java's CastExecutors) are in table/datafile,
 //     cast*.go.
 //
-// Subpackages: table/datafile (data files), table/reach (what kept metadata
-// reaches, for expire and orphan).
+// Subpackages: table/manifest (the manifest codec), table/datafile (data
+// files), table/reach (what kept metadata reaches, for expire and orphan).
 package table

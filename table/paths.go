@@ -8,6 +8,7 @@ import (
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/internal/javacompat"
+	"github.com/compactd/compactd/table/manifest"
 	"github.com/google/uuid"
 )
 
@@ -332,7 +333,7 @@ func (p *PathFactory) BucketPath(partition []byte, bucket int32) (string, error)
 
 // DataFilePath is where a data file lives: its _EXTERNAL_PATH when set,
 // else the bucket directory plus its name.
-func (p *PathFactory) DataFilePath(partition []byte, bucket int32, f *DataFileMeta) (string, error) {
+func (p *PathFactory) DataFilePath(partition []byte, bucket int32, f *manifest.DataFileMeta) (string, error) {
 	if f.ExternalPath != nil {
 		return *f.ExternalPath, nil
 	}
@@ -347,7 +348,7 @@ func (p *PathFactory) DataFilePath(partition []byte, bucket int32, f *DataFileMe
 // external path when set, else the bucket directory when
 // index-file-in-data-file-dir is true, else index/ (Java
 // FileStorePathFactory.indexFileFactory).
-func (p *PathFactory) IndexFileOf(partition []byte, bucket int32, f *IndexFileMeta) (string, error) {
+func (p *PathFactory) IndexFileOf(partition []byte, bucket int32, f *manifest.IndexFileMeta) (string, error) {
 	if f.ExternalPath != nil {
 		return *f.ExternalPath, nil
 	}
@@ -363,7 +364,7 @@ func (p *PathFactory) IndexFileOf(partition []byte, bucket int32, f *IndexFileMe
 
 // ExtraFilePath is where one of a data file's _EXTRA_FILES lives: next to
 // the data file (in the external directory when the file is external).
-func (p *PathFactory) ExtraFilePath(partition []byte, bucket int32, f *DataFileMeta, extra string) (string, error) {
+func (p *PathFactory) ExtraFilePath(partition []byte, bucket int32, f *manifest.DataFileMeta, extra string) (string, error) {
 	if f.ExternalPath != nil {
 		return fileio.Join(fileio.Dir(*f.ExternalPath), extra), nil
 	}

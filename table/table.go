@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // ErrNoSnapshot is returned when a table has no snapshot yet.
@@ -30,7 +31,7 @@ func (e *UnsupportedFormatError) Error() string {
 }
 
 // Unwrap lets callers test errors.Is(err, ErrUnsupportedManifestFormat).
-func (e *UnsupportedFormatError) Unwrap() error { return ErrUnsupportedManifestFormat }
+func (e *UnsupportedFormatError) Unwrap() error { return manifest.ErrUnsupportedFormat }
 
 // Table is an open Paimon table (main branch): its schemas, options and
 // layout. Snapshots, tags and consumers are read on demand, so one Table
