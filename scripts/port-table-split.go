@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -232,11 +233,13 @@ func portFile(path string, dryRun bool) (bool, error) {
 	if !touched {
 		return false, nil
 	}
+	var add []string
 	for pkg := range used {
 		if importName(f, importPath[pkg]) == "" {
-			addImport(f, importPath[pkg])
+			add = append(add, importPath[pkg])
 		}
 	}
+	sort.Strings(add)
 	if tableName != "" && !stillUses(f, tableName) {
 		removeImport(f, modTable)
 	}
@@ -244,7 +247,11 @@ func portFile(path string, dryRun bool) (bool, error) {
 	if err := format.Node(&buf, fset, f); err != nil {
 		return false, err
 	}
-	out, err := format.Source(buf.Bytes()) // re-sort the import block
+	text := buf.Bytes()
+	for _, p := range add {
+		text = addImport(text, p)
+	}
+	out, err := format.Source(text) // re-sort the import block
 	if err != nil {
 		return false, fmt.Errorf("after rewrite: %w", err)
 	}
@@ -285,39 +292,62 @@ func stillUses(f *ast.File, name string) bool {
 	return found
 }
 
-// addImport appends path to the import declaration that holds compactd's
-// own imports (or the last one), keeping the specs sorted.
-func addImport(f *ast.File, path string) {
-	spec := &ast.ImportSpec{Path: &ast.BasicLit{Kind: token.STRING, Value: strconv.Quote(path)}}
-	var decl *ast.GenDecl
-	for _, d := range f.Decls {
-		g, ok := d.(*ast.GenDecl)
-		if !ok || g.Tok != token.IMPORT {
-			continue
-		}
-		decl = g
-	}
-	if decl == nil {
-		decl = &ast.GenDecl{Tok: token.IMPORT}
-		f.Decls = append([]ast.Decl{decl}, f.Decls...)
-	}
-	if !decl.Lparen.IsValid() {
-		decl.Lparen = decl.Pos()
-		decl.Rparen = decl.End()
-	}
-	// Place it next to an existing github.com/compactd import so that it
-	// lands in that group.
-	at := len(decl.Specs)
-	for i, s := range decl.Specs {
-		p, _ := strconv.Unquote(s.(*ast.ImportSpec).Path.Value)
-		if strings.HasPrefix(p, "github.com/compactd/compactd/") {
-			spec.Path.ValuePos = s.(*ast.ImportSpec).Path.ValuePos
-			at = i
+// addImport adds path to the import block of a formatted file: next to
+// compactd's own imports, else after the last non-standard import, else as
+// a group of its own after the standard library.
+func addImport(src []byte, path string) []byte {
+	lines := strings.Split(string(src), "\n")
+	spec := "\t" + strconv.Quote(path)
+	start, end := -1, -1
+	for i, l := range lines {
+		if start < 0 && l == "import (" {
+			start = i
+		} else if start >= 0 && l == ")" {
+			end = i
 			break
 		}
 	}
-	decl.Specs = append(decl.Specs[:at], append([]ast.Spec{spec}, decl.Specs[at:]...)...)
-	f.Imports = append(f.Imports, spec)
+	if start < 0 {
+		// No block: a single import line, or none at all.
+		for i, l := range lines {
+			if strings.HasPrefix(l, "import ") {
+				return []byte(strings.Join(append(lines[:i+1:i+1], append([]string{"import " + strconv.Quote(path)}, lines[i+1:]...)...), "\n"))
+			}
+			if strings.HasPrefix(l, "package ") {
+				return []byte(strings.Join(append(lines[:i+1:i+1], append([]string{"", "import " + strconv.Quote(path)}, lines[i+1:]...)...), "\n"))
+			}
+		}
+		return src
+	}
+	at, own, other := -1, -1, -1
+	for i := start + 1; i < end; i++ {
+		l := strings.TrimSpace(lines[i])
+		q := strings.IndexByte(l, '"')
+		if q < 0 {
+			continue
+		}
+		p, err := strconv.Unquote(l[q:])
+		if err != nil {
+			continue
+		}
+		if strings.HasPrefix(p, "github.com/compactd/compactd/") && own < 0 {
+			own = i
+		}
+		if first := strings.SplitN(p, "/", 2)[0]; strings.Contains(first, ".") {
+			other = i
+		}
+	}
+	var ins []string
+	switch {
+	case own >= 0:
+		at, ins = own, []string{spec}
+	case other >= 0:
+		at, ins = other+1, []string{spec}
+	default:
+		at, ins = end, []string{"", spec}
+	}
+	out := append(append(append([]string{}, lines[:at]...), ins...), lines[at:]...)
+	return []byte(strings.Join(out, "\n"))
 }
 
 func removeImport(f *ast.File, path string) {
