@@ -24,16 +24,18 @@
 //     stats.go builds and decodes the manifest.SimpleStats of files and
 //     partitions (NewSimpleStats, DecodeSimpleStats, StatsCollector);
 //     manifest_summary.go the manifest-list row of a written manifest
-//     (NewManifestListEntry); manifest_merge.go Java's minor manifest
-//     merge.
-//   - The live file set: Table.FileSet (filestore.go) folds a snapshot's
-//     base and delta manifests into a FileSet of partitions, buckets and
-//     sorted runs.
-//   - The commit protocol: Table.Commit (commit.go), after Java's
-//     FileStoreCommitImpl: conflict checks against the latest snapshot,
-//     manifests and manifest lists, then the snapshot file published by
-//     exclusive create. ConflictError and ErrCommitOutcomeUnknown tell a
-//     caller whether its files may be deleted.
+//     (NewManifestListEntry).
+//   - The live file set: fileset.go reads a snapshot's manifests and folds
+//     them into the live entries (ReadManifests, MergeEntries, LiveEntries,
+//     IndexEntries) and into a FileSet of partitions, buckets and sorted
+//     runs (Table.FileSet).
+//   - The commit protocol: commit*.go, after Java's FileStoreCommitImpl.
+//     commit.go is Table.Commit and its attempt loop (manifests and
+//     manifest lists written, then the snapshot file published by exclusive
+//     create); commit_check.go the conflict checks against the latest
+//     snapshot; commit_merge.go the minor manifest merge of the base list.
+//     ConflictError and ErrCommitOutcomeUnknown tell a caller whether its
+//     files may be deleted.
 //   - Damage: DamagedError and ErrCorrupt (damage.go) are how a reader
 //     fails closed; Confine (confine.go) keeps deletions inside the table's
 //     real path.

@@ -1,8 +1,12 @@
 package table
 
+// Step 3 of the commit protocol (commit.go): Java's minor manifest merge of
+// the base manifest list.
+
 import (
 	"context"
 	"fmt"
+
 	"github.com/compactd/compactd/table/manifest"
 )
 

@@ -1,13 +1,20 @@
 package table
 
+// The live file set: reading a snapshot's manifest lists and manifests
+// (DataManifests, ChangelogManifests, ReadManifests, IndexEntries), folding
+// ADDs and DELETEs into the live entries (MergeEntries, LiveEntries), and
+// grouping them as a compactor sees them (Table.FileSet: partitions,
+// buckets, sorted runs).
+
 import (
 	"bytes"
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/compactd/compactd/table/manifest"
 	"slices"
 	"sync"
+
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // manifestReadParallelism bounds concurrent manifest reads (each is one
