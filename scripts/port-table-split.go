@@ -1,8 +1,9 @@
 //go:build ignore
 
 // port-table-split rewrites Go code written against the old table package
-// to the split of issue 13 item 3: the manifest codec in table/manifest and
-// Java's arithmetic and text forms in internal/javacompat. Run it through
+// to the split of issue 13 item 3: the manifest codec in table/manifest,
+// Java's arithmetic and text forms in internal/javacompat, and the
+// schema-evolution casts in table/cast. Run it through
 // scripts/port-table-split.sh on a branch that predates the split.
 //
 // It rewrites code, not guesses: a selector table.X whose X moved, and, in
@@ -33,6 +34,8 @@ const (
 	modTable      = "github.com/compactd/compactd/table"
 	modManifest   = "github.com/compactd/compactd/table/manifest"
 	modJavacompat = "github.com/compactd/compactd/internal/javacompat"
+	modDatafile   = "github.com/compactd/compactd/table/datafile"
+	modCast       = "github.com/compactd/compactd/table/cast"
 )
 
 type target struct{ pkg, name string } // pkg "" = stays in table under a new name
@@ -82,7 +85,25 @@ var renames = map[string]target{
 	"JavaFloatString": {"javacompat", "FloatString"},
 }
 
-var importPath = map[string]string{"manifest": modManifest, "javacompat": modJavacompat}
+// datafileRenames maps the names of package table/datafile that moved to
+// table/cast (the unexported ones matter inside package datafile).
+var datafileRenames = map[string]target{
+	"ErrUnsupportedEvolution": {"cast", "ErrUnsupportedEvolution"},
+	"castFor":                 {"cast", "For"},
+	"castFunc":                {"cast", "Func"},
+}
+
+// sources are the packages names moved out of.
+var sources = []struct {
+	path, name string
+	renames    map[string]target
+	comment    *regexp.Regexp
+}{
+	{modTable, "table", renames, regexp.MustCompile(`\btable\.[A-Z][A-Za-z0-9]*\b`)},
+	{modDatafile, "datafile", datafileRenames, regexp.MustCompile(`\bdatafile\.[A-Z][A-Za-z0-9]*\b`)},
+}
+
+var importPath = map[string]string{"manifest": modManifest, "javacompat": modJavacompat, "cast": modCast}
 
 // manual is what the tool does not rewrite.
 const manual = `Not rewritten (do by hand):
@@ -95,6 +116,10 @@ const manual = `Not rewritten (do by hand):
     javaTrim) -> javacompat.FormatDate, UnixDate, FormatTime, FormatTimestamp(ts.Millis, ts.NanoOfMilli, p),
     Trim; isJavaBlank/javaIsBlank/javaIsWhitespace (table/paths.go, merge/fieldagg.go) ->
     javacompat.IsBlank, IsWhitespace.
+  - The casts moved from table/datafile/cast*.go to table/cast (cast.go, number.go, decimal.go,
+    string.go, temporal.go; tests in table/cast/cast_test.go except TestReadingAnOldFileAppliesTheCasts,
+    now table/datafile/evolution_test.go). datafile.ErrUnsupportedEvolution, castFor and castFunc
+    are rewritten; edits to the other cast helpers must be re-applied in table/cast by hand.
   - Edits a branch made to the moved files themselves (table/manifest.go, manifest_list.go,
     indexmanifest.go, datafilemeta.go, manifest_avro.go, manifest_fields.go, javafmt.go) must be
     re-applied in table/manifest/*.go, table/manifest_summary.go or internal/javacompat by hand.
@@ -151,8 +176,6 @@ func main() {
 	fmt.Fprintf(os.Stderr, "port-table-split: %d files changed; see -manual for what is left\n", changed)
 }
 
-var commentRe = regexp.MustCompile(`\btable\.([A-Z][A-Za-z0-9]*)\b`)
-
 func portFile(path string, dryRun bool) (bool, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
@@ -163,71 +186,78 @@ func portFile(path string, dryRun bool) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	tableName := importName(f, modTable)
-	inTable := f.Name.Name == "table" && filepath.Base(filepath.Dir(path)) == "table"
-	if tableName == "" && !inTable {
-		return false, nil
-	}
 	used := map[string]bool{}
 	touched := false
-	// Qualified uses: table.X.
-	if tableName != "" {
-		ast.Inspect(f, func(n ast.Node) bool {
-			sel, ok := n.(*ast.SelectorExpr)
-			if !ok {
-				return true
-			}
-			x, ok := sel.X.(*ast.Ident)
-			if !ok || x.Name != tableName || x.Obj != nil {
-				return true
-			}
-			t, ok := renames[sel.Sel.Name]
-			if !ok {
-				return true
-			}
-			if t.pkg != "" {
-				x.Name = t.pkg
-				used[t.pkg] = true
-			}
-			sel.Sel.Name = t.name
-			touched = true
-			return true
-		})
-	}
-	// Unqualified uses inside package table: identifiers the file does not
-	// declare (declared in the package's other files, or moved away).
-	if inTable {
-		for _, id := range f.Unresolved {
-			t, ok := renames[id.Name]
-			if !ok {
-				continue
-			}
-			if t.pkg != "" {
-				id.Name = t.pkg + "." + t.name // printed verbatim
-				used[t.pkg] = true
-			} else {
-				id.Name = t.name
-			}
-			touched = true
+	var emptied []string // imports whose last use was renamed away
+	for _, from := range sources {
+		qual := importName(f, from.path)
+		inPkg := f.Name.Name == from.name && filepath.Base(filepath.Dir(path)) == from.name
+		if qual == "" && !inPkg {
+			continue
 		}
-	}
-	// Comments: table.X.
-	for _, cg := range f.Comments {
-		for _, c := range cg.List {
-			nt := commentRe.ReplaceAllStringFunc(c.Text, func(m string) string {
-				t, ok := renames[m[len("table."):]]
+		// Qualified uses: table.X.
+		if qual != "" {
+			ast.Inspect(f, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
 				if !ok {
-					return m
+					return true
 				}
-				if t.pkg == "" {
-					return "table." + t.name
+				x, ok := sel.X.(*ast.Ident)
+				if !ok || x.Name != qual || x.Obj != nil {
+					return true
 				}
-				return t.pkg + "." + t.name
+				t, ok := from.renames[sel.Sel.Name]
+				if !ok {
+					return true
+				}
+				if t.pkg != "" {
+					x.Name = t.pkg
+					used[t.pkg] = true
+				}
+				sel.Sel.Name = t.name
+				touched = true
+				return true
 			})
-			if nt != c.Text {
-				c.Text = nt
+		}
+		// Unqualified uses inside the package itself: identifiers the file
+		// does not declare (declared in the package's other files, or moved
+		// away).
+		if inPkg {
+			for _, id := range f.Unresolved {
+				t, ok := from.renames[id.Name]
+				if !ok {
+					continue
+				}
+				if t.pkg != "" {
+					id.Name = t.pkg + "." + t.name // printed verbatim
+					used[t.pkg] = true
+				} else {
+					id.Name = t.name
+				}
 				touched = true
 			}
+		}
+		// Comments: table.X.
+		for _, cg := range f.Comments {
+			for _, c := range cg.List {
+				nt := from.comment.ReplaceAllStringFunc(c.Text, func(m string) string {
+					t, ok := from.renames[m[len(from.name)+1:]]
+					if !ok {
+						return m
+					}
+					if t.pkg == "" {
+						return from.name + "." + t.name
+					}
+					return t.pkg + "." + t.name
+				})
+				if nt != c.Text {
+					c.Text = nt
+					touched = true
+				}
+			}
+		}
+		if qual != "" && !stillUses(f, qual) {
+			emptied = append(emptied, from.path)
 		}
 	}
 	if !touched {
@@ -240,8 +270,8 @@ func portFile(path string, dryRun bool) (bool, error) {
 		}
 	}
 	sort.Strings(add)
-	if tableName != "" && !stillUses(f, tableName) {
-		removeImport(f, modTable)
+	for _, p := range emptied {
+		removeImport(f, p)
 	}
 	var buf bytes.Buffer
 	if err := format.Node(&buf, fset, f); err != nil {

@@ -47,9 +47,9 @@
 //     internal/javacompat; timestamp.go splits instants with them
 //     (TimestampFromMicros/Nanos/DayNanos); partition_value.go names
 //     partition directories as Java does (PartitionValueString). The
-//     schema-evolution casts (Java's CastExecutors) are in table/datafile,
-//     cast*.go.
+//     schema-evolution casts (Java's CastExecutors) are package table/cast.
 //
-// Subpackages: table/manifest (the manifest codec), table/datafile (data
-// files), table/reach (what kept metadata reaches, for expire and orphan).
+// Subpackages: table/manifest (the manifest codec, below table),
+// table/datafile (data files), table/cast (schema-evolution casts),
+// table/reach (what kept metadata reaches, for expire and orphan).
 package table

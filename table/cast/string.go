@@ -1,4 +1,4 @@
-package datafile
+package cast
 
 // Casts to CHAR/VARCHAR (numbers, booleans, dates and times, nested types
 // rendered as Java's to-string rules do) and the fitting of strings and
@@ -14,7 +14,7 @@ import (
 )
 
 // toStringCast resolves the rules whose target is a character string.
-func toStringCast(from, to table.DataType) castFunc {
+func toStringCast(from, to table.DataType) Func {
 	fr := from.Root
 	if isStringType(to) {
 		switch {

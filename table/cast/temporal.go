@@ -1,4 +1,4 @@
-package datafile
+package cast
 
 // DATE, TIME and TIMESTAMP casts: precision truncation and the parsing of
 // date, time and timestamp strings as DateTimeUtils parses them. The
@@ -363,7 +363,7 @@ func parseTimestampText(s string, p int) (table.Timestamp, bool) {
 		m := int(math.Pow10(9 - p))
 		nano = nano / m * m
 	}
-	millis := days*millisPerDay + int64(hour)*3600000 + int64(minute)*60000 + int64(second)*1000 + int64(nano/1000000)
+	millis := days*table.MillisPerDay + int64(hour)*3600000 + int64(minute)*60000 + int64(second)*1000 + int64(nano/1000000)
 	return table.Timestamp{Millis: millis, NanoOfMilli: int32(nano % 1000000)}, true
 }
 
