@@ -274,7 +274,7 @@ func (s fixtureSchema) partitionTypes(t *testing.T) []DataType {
 
 // TestManifestListRowsMatchTheirManifests checks every manifest-list row of
 // the Java-written fixtures against the manifest it points to: exact file
-// size, ADD/DELETE counts, and the summary NewManifestFileMeta recomputes
+// size, ADD/DELETE counts, and the summary NewManifestListEntry recomputes
 // (partition stats bytes, schema id, bucket/level/row-id ranges) must equal
 // what Java stored.
 func TestManifestListRowsMatchTheirManifests(t *testing.T) {

@@ -177,7 +177,7 @@ func corruptAvroInputs(t testing.TB) map[string][]byte {
 }
 
 // TestAvroDecoderBoundsCorruptInput: compactd's decoder fails every
-// damaged input with ErrCorruptManifest within 64 MiB of allocation.
+// damaged input with ErrCorrupt within 64 MiB of allocation.
 func TestAvroDecoderBoundsCorruptInput(t *testing.T) {
 	for name, data := range corruptAvroInputs(t) {
 		runtime.GC()

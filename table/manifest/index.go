@@ -89,10 +89,10 @@ func ReadIndex(ctx context.Context, fio fileio.FileIO, path string) ([]IndexEntr
 
 // DecodeIndex decodes the bytes of an index manifest.
 func DecodeIndex(data []byte) ([]IndexEntry, error) {
-	return decodeEntries(data, decodeIndexManifestEntry)
+	return decodeEntries(data, decodeIndexEntry)
 }
 
-func decodeIndexManifestEntry(v any) (IndexEntry, error) {
+func decodeIndexEntry(v any) (IndexEntry, error) {
 	r, err := topRecord(v, "index manifest entry")
 	if err != nil {
 		return IndexEntry{}, err

@@ -53,10 +53,10 @@ func Read(ctx context.Context, fio fileio.FileIO, path string) ([]Entry, error) 
 
 // Decode decodes the bytes of a manifest file.
 func Decode(data []byte) ([]Entry, error) {
-	return decodeEntries(data, decodeManifestEntry)
+	return decodeEntries(data, decodeEntry)
 }
 
-func decodeManifestEntry(v any) (Entry, error) {
+func decodeEntry(v any) (Entry, error) {
 	r, err := topRecord(v, "manifest entry")
 	if err != nil {
 		return Entry{}, err
