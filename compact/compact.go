@@ -19,6 +19,7 @@ import (
 	"github.com/compactd/compactd/scan"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // Options configure one compaction run of a table.
@@ -422,7 +423,7 @@ func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.J
 func commitResults(ctx context.Context, t *table.Table, results []*JobResult, o Options) (*table.Snapshot, []*JobResult, error) {
 	kept := results
 	for attempt := 0; ; attempt++ {
-		var entries []table.ManifestEntry
+		var entries []manifest.Entry
 		for _, r := range kept {
 			entries = append(entries, r.Entries...)
 		}
@@ -458,7 +459,7 @@ func commitResults(ctx context.Context, t *table.Table, results []*JobResult, o 
 			ok := true
 			for i := range r.Entries {
 				e := &r.Entries[i]
-				if e.Kind == table.FileKindDelete && !live[e.Identifier()] {
+				if e.Kind == manifest.FileKindDelete && !live[e.Identifier()] {
 					ok = false
 					break
 				}
@@ -480,7 +481,7 @@ func commitResults(ctx context.Context, t *table.Table, results []*JobResult, o 
 	}
 }
 
-func liveSet(ctx context.Context, t *table.Table) (map[table.FileIdentifier]bool, error) {
+func liveSet(ctx context.Context, t *table.Table) (map[manifest.FileIdentifier]bool, error) {
 	latest, err := t.LatestSnapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -489,7 +490,7 @@ func liveSet(ctx context.Context, t *table.Table) (map[table.FileIdentifier]bool
 	if err != nil {
 		return nil, err
 	}
-	live := make(map[table.FileIdentifier]bool, len(adds))
+	live := make(map[manifest.FileIdentifier]bool, len(adds))
 	for i := range adds {
 		live[adds[i].Identifier()] = true
 	}

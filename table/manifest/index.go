@@ -1,4 +1,4 @@
-package table
+package manifest
 
 import (
 	"context"
@@ -16,10 +16,10 @@ const (
 	IndexTypeDeletionVectors = "DELETION_VECTORS"
 )
 
-// IndexManifestEntry is one record of an index manifest: an index file of a
+// IndexEntry is one record of an index manifest: an index file of a
 // partition and bucket. Index manifests list the full live set, so Java
 // only stores ADD entries.
-type IndexManifestEntry struct {
+type IndexEntry struct {
 	Kind      FileKind
 	Partition []byte // serialized BinaryRow
 	Bucket    int32
@@ -82,25 +82,25 @@ const (
 		`{"name":"_SOURCE_META","type":["null","bytes"],"default":null}]}],"default":null}]}`
 )
 
-// ReadIndexManifest reads an index manifest in any layout from 0.8 on.
-func ReadIndexManifest(ctx context.Context, fio fileio.FileIO, path string) ([]IndexManifestEntry, error) {
-	return readMetadataFile(ctx, fio, path, "index manifest", DecodeIndexManifest)
+// ReadIndex reads an index manifest in any layout from 0.8 on.
+func ReadIndex(ctx context.Context, fio fileio.FileIO, path string) ([]IndexEntry, error) {
+	return readMetadataFile(ctx, fio, path, "index manifest", DecodeIndex)
 }
 
-// DecodeIndexManifest decodes the bytes of an index manifest.
-func DecodeIndexManifest(data []byte) ([]IndexManifestEntry, error) {
-	return decodeEntries(data, decodeIndexManifestEntry)
+// DecodeIndex decodes the bytes of an index manifest.
+func DecodeIndex(data []byte) ([]IndexEntry, error) {
+	return decodeEntries(data, decodeIndexEntry)
 }
 
-func decodeIndexManifestEntry(v any) (IndexManifestEntry, error) {
+func decodeIndexEntry(v any) (IndexEntry, error) {
 	r, err := topRecord(v, "index manifest entry")
 	if err != nil {
-		return IndexManifestEntry{}, err
+		return IndexEntry{}, err
 	}
 	if ver := r.int32("_VERSION"); r.err == nil && ver != indexManifestVersion {
-		return IndexManifestEntry{}, fmt.Errorf("index manifest _VERSION %d, only %d is supported", ver, indexManifestVersion)
+		return IndexEntry{}, fmt.Errorf("index manifest _VERSION %d, only %d is supported", ver, indexManifestVersion)
 	}
-	var e IndexManifestEntry
+	var e IndexEntry
 	kind := r.int32("_KIND")
 	switch FileKind(kind) {
 	case FileKindAdd, FileKindDelete:
@@ -159,14 +159,14 @@ func decodeIndexManifestEntry(v any) (IndexManifestEntry, error) {
 		e.IndexFile.GlobalIndex = g
 	}
 	if r.err != nil {
-		return IndexManifestEntry{}, r.err
+		return IndexEntry{}, r.err
 	}
 	return e, nil
 }
 
-// EncodeIndexManifest encodes index-manifest entries: the 1.3 layout, or
+// EncodeIndex encodes index-manifest entries: the 1.3 layout, or
 // the 2.0 layout with _GLOBAL_INDEX when an entry has a global index.
-func EncodeIndexManifest(entries []IndexManifestEntry, compression string) ([]byte, error) {
+func EncodeIndex(entries []IndexEntry, compression string) ([]byte, error) {
 	codec, err := avroCodecName(compression)
 	if err != nil {
 		return nil, err
@@ -242,7 +242,7 @@ func EncodeIndexManifest(entries []IndexManifestEntry, compression string) ([]by
 	})
 }
 
-// WriteIndexManifest writes a new index manifest file and returns its size.
-func WriteIndexManifest(ctx context.Context, fio fileio.FileIO, path string, entries []IndexManifestEntry, compression string) (int64, error) {
-	return writeMetadataFile(ctx, fio, path, "index manifest", func() ([]byte, error) { return EncodeIndexManifest(entries, compression) })
+// WriteIndex writes a new index manifest file and returns its size.
+func WriteIndex(ctx context.Context, fio fileio.FileIO, path string, entries []IndexEntry, compression string) (int64, error) {
+	return writeMetadataFile(ctx, fio, path, "index manifest", func() ([]byte, error) { return EncodeIndex(entries, compression) })
 }
