@@ -12,6 +12,7 @@ import (
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/manifest"
 	"github.com/compactd/compactd/write"
 )
 
@@ -95,7 +96,7 @@ func deletionVectorFacts(ctx context.Context, warehouse, name string) (dvFacts, 
 		return f, err
 	}
 	for _, e := range entries {
-		if e.IndexFile.IndexType != table.IndexTypeDeletionVectors {
+		if e.IndexFile.IndexType != manifest.IndexTypeDeletionVectors {
 			continue
 		}
 		for _, dv := range e.IndexFile.DeletionVectors {
