@@ -19,6 +19,7 @@ import (
 	"github.com/compactd/compactd/scan"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // Options configure one compaction run of a table.
@@ -424,7 +425,7 @@ func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.J
 func commitResults(ctx context.Context, t *table.Table, results []*JobResult, o Options) (*table.Snapshot, []*JobResult, error) {
 	kept := results
 	for attempt := 0; ; attempt++ {
-		var entries []table.ManifestEntry
+		var entries []manifest.Entry
 		var index []table.IndexChange
 		for _, r := range kept {
 			entries = append(entries, r.Entries...)
@@ -486,9 +487,9 @@ func commitResults(ctx context.Context, t *table.Table, results []*JobResult, o 
 // tableState is what a job's result is checked against after a conflict:
 // the latest snapshot's live files and index entries.
 type tableState struct {
-	live  map[table.FileIdentifier]bool
+	live  map[manifest.FileIdentifier]bool
 	names map[bucketFile]bool
-	index []table.IndexManifestEntry
+	index []manifest.IndexEntry
 }
 
 type bucketFile struct {
@@ -506,7 +507,7 @@ func latestState(ctx context.Context, t *table.Table) (*tableState, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &tableState{live: make(map[table.FileIdentifier]bool, len(adds)), names: make(map[bucketFile]bool, len(adds))}
+	st := &tableState{live: make(map[manifest.FileIdentifier]bool, len(adds)), names: make(map[bucketFile]bool, len(adds))}
 	for i := range adds {
 		st.live[adds[i].Identifier()] = true
 		st.names[bucketFile{string(adds[i].Partition), adds[i].Bucket, adds[i].File.FileName}] = true
@@ -523,7 +524,7 @@ func latestState(ctx context.Context, t *table.Table) (*tableState, error) {
 func (st *tableState) stale(r *JobResult) string {
 	for i := range r.Entries {
 		e := &r.Entries[i]
-		if e.Kind == table.FileKindDelete && !st.live[e.Identifier()] {
+		if e.Kind == manifest.FileKindDelete && !st.live[e.Identifier()] {
 			return fmt.Sprintf("input %s is no longer live", e.File.FileName)
 		}
 	}
@@ -534,7 +535,7 @@ func (st *tableState) stale(r *JobResult) string {
 		}
 		added := map[string]bool{}
 		for j := range r.Entries {
-			if r.Entries[j].Kind == table.FileKindAdd {
+			if r.Entries[j].Kind == manifest.FileKindAdd {
 				added[r.Entries[j].File.FileName] = true
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/planner"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 const dvFixtures = "../../shared/fixtures/paimon-cpp/parquet"
@@ -381,8 +382,8 @@ func TestFinishDeletionVectorsKeepsUpgradedFilesVectorsAndDropsRewrittenOnes(t *
 		}
 		e := b.Files[0]
 		del := e
-		del.Kind = table.FileKindDelete
-		r := &compact.JobResult{Job: planner.Job{Partition: string(b.Partition), Bucket: int(b.Bucket)}, Entries: []table.ManifestEntry{del}}
+		del.Kind = manifest.FileKindDelete
+		r := &compact.JobResult{Job: planner.Job{Partition: string(b.Partition), Bucket: int(b.Bucket)}, Entries: []manifest.Entry{del}}
 		if upgrade {
 			up := e
 			up.File.Level--

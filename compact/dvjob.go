@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/compactd/compactd/deletionvector"
-	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // FinishDeletionVectors ends a bucket job's deletion-vector maintenance
@@ -23,13 +23,13 @@ import (
 func (r *JobResult) FinishDeletionVectors(ctx context.Context, m *deletionvector.Maintainer) error {
 	kept := map[string]bool{}
 	for i := range r.Entries {
-		if r.Entries[i].Kind == table.FileKindAdd {
+		if r.Entries[i].Kind == manifest.FileKindAdd {
 			kept[r.Entries[i].File.FileName] = true
 		}
 	}
 	for i := range r.Entries {
 		e := &r.Entries[i]
-		if e.Kind == table.FileKindDelete && !kept[e.File.FileName] {
+		if e.Kind == manifest.FileKindDelete && !kept[e.File.FileName] {
 			if err := m.RemoveDeletionVectorOf(e.File.FileName); err != nil {
 				return err
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/compactd/compactd/scan"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 	"github.com/compactd/compactd/write"
 )
 
@@ -22,7 +23,7 @@ import (
 // deleted if the result is not committed.
 type JobResult struct {
 	Job      planner.Job
-	Entries  []table.ManifestEntry
+	Entries  []manifest.Entry
 	Written  []string
 	RowsIn   int64
 	RowsOut  int64
@@ -91,14 +92,14 @@ func (x *executor) run(ctx context.Context, job planner.Job) (res *JobResult, er
 			res.Written = nil
 		}
 	}()
-	entry := func(f planner.File) (*table.ManifestEntry, error) {
+	entry := func(f planner.File) (*manifest.Entry, error) {
 		e, ok := x.view.Entry(id, f.Name)
 		if !ok {
 			return nil, fmt.Errorf("planned file %s is not live in bucket %d", f.Name, job.Bucket)
 		}
 		return e, nil
 	}
-	var deletes, adds []table.ManifestEntry
+	var deletes, adds []manifest.Entry
 	var higher *scan.HigherLevels
 	defer func() {
 		if higher != nil {
@@ -115,14 +116,14 @@ func (x *executor) run(ctx context.Context, job planner.Job) (res *JobResult, er
 				return res, err
 			}
 			up := *e
-			up.Kind = table.FileKindAdd
+			up.Kind = manifest.FileKindAdd
 			up.File.Level = int32(job.OutputLevel)
 			del := *e
-			del.Kind = table.FileKindDelete
+			del.Kind = manifest.FileKindDelete
 			deletes = append(deletes, del)
 			adds = append(adds, up)
 		case planner.StepRewrite:
-			var files []*table.ManifestEntry
+			var files []*manifest.Entry
 			for _, sec := range step.Sections {
 				for _, run := range sec {
 					for _, f := range run {
@@ -158,14 +159,14 @@ func (x *executor) run(ctx context.Context, job planner.Job) (res *JobResult, er
 			}
 			for _, e := range files {
 				del := *e
-				del.Kind = table.FileKindDelete
+				del.Kind = manifest.FileKindDelete
 				deletes = append(deletes, del)
 				res.FilesIn++
 				res.RowsIn += e.File.RowCount
 				res.BytesIn += e.File.FileSize
 			}
 			for _, o := range outs {
-				adds = append(adds, table.ManifestEntry{Kind: table.FileKindAdd, Partition: b.Partition,
+				adds = append(adds, manifest.Entry{Kind: manifest.FileKindAdd, Partition: b.Partition,
 					Bucket: b.Bucket, TotalBuckets: b.TotalBuckets, File: o.meta})
 				res.FilesOut++
 				res.RowsOut += o.meta.RowCount
@@ -179,13 +180,13 @@ func (x *executor) run(ctx context.Context, job planner.Job) (res *JobResult, er
 
 type output struct {
 	path string
-	meta table.DataFileMeta
+	meta manifest.DataFileMeta
 }
 
 // firstRowLookup is ChangelogMergeTreeRewriter.rewriteLookupChangelog for a
 // first-row table: a rewrite to a level above 0 that reads level-0 files
 // merges through FirstRowMergeFunctionWrapper.
-func (x *executor) firstRowLookup(job planner.Job, files []*table.ManifestEntry) bool {
+func (x *executor) firstRowLookup(job planner.Job, files []*manifest.Entry) bool {
 	if x.eng == nil || x.eng.Name() != merge.EngineFirstRow || job.OutputLevel == 0 {
 		return false
 	}
@@ -204,7 +205,7 @@ func (x *executor) higherLevels(ctx context.Context, b *table.BucketFiles, job p
 	for _, f := range job.Inputs {
 		inputs[f.Name] = true
 	}
-	var above []*table.ManifestEntry
+	var above []*manifest.Entry
 	for i := range b.Files {
 		e := &b.Files[i]
 		if int(e.File.Level) > job.OutputLevel && !inputs[e.File.FileName] {
@@ -214,11 +215,11 @@ func (x *executor) higherLevels(ctx context.Context, b *table.BucketFiles, job p
 	return scan.NewHigherLevels(ctx, x.t, above, x.eng.KeyTypes(), x.read, x.schemaOf)
 }
 
-func (x *executor) rewrite(ctx context.Context, b *table.BucketFiles, files []*table.ManifestEntry, job planner.Job, m scan.Merge) ([]output, error) {
+func (x *executor) rewrite(ctx context.Context, b *table.BucketFiles, files []*manifest.Entry, job planner.Job, m scan.Merge) ([]output, error) {
 	if x.eng == nil {
 		return x.rewriteAppend(ctx, b, files)
 	}
-	r := write.NewRoller(ctx, x.t, b.Partition, b.Bucket, int32(job.OutputLevel), table.FileSourceCompact)
+	r := write.NewRoller(ctx, x.t, b.Partition, b.Bucket, int32(job.OutputLevel), manifest.FileSourceCompact)
 	if x.targetSize > 0 {
 		r.SetTargetSize(x.targetSize)
 	}
@@ -245,7 +246,7 @@ func (x *executor) rewrite(ctx context.Context, b *table.BucketFiles, files []*t
 }
 
 // mergeRecords merges the files record by record into r.
-func (x *executor) mergeRecords(ctx context.Context, files []*table.ManifestEntry, m scan.Merge, r *write.Roller) error {
+func (x *executor) mergeRecords(ctx context.Context, files []*manifest.Entry, m scan.Merge, r *write.Roller) error {
 	it, err := scan.OpenMerged(ctx, x.t, files, x.eng, x.read, x.schemaOf, nil, m)
 	if err != nil {
 		return err
@@ -272,7 +273,7 @@ func (x *executor) mergeRecords(ctx context.Context, files []*table.ManifestEntr
 // merge are copied column by column from input pages to output pages.
 // Reading and merging run on their own goroutine, one batch ahead of
 // encoding, so one large bucket keeps two cores busy.
-func (x *executor) mergeBatches(ctx context.Context, files []*table.ManifestEntry, m scan.Merge, codec *datafile.KVCodec, r *write.Roller) error {
+func (x *executor) mergeBatches(ctx context.Context, files []*manifest.Entry, m scan.Merge, codec *datafile.KVCodec, r *write.Roller) error {
 	it, err := scan.OpenMergedBatches(ctx, x.t, files, x.eng, x.read, codec, x.schemaOf, m)
 	if err != nil {
 		return err
@@ -344,16 +345,16 @@ func PipeBatches(ctx context.Context, codec *datafile.Codec, next func(*datafile
 
 // rewriteAppend concatenates append files in sequence order into new
 // level-0 files whose sequence numbers restart at the first input's.
-func (x *executor) rewriteAppend(ctx context.Context, b *table.BucketFiles, files []*table.ManifestEntry) ([]output, error) {
+func (x *executor) rewriteAppend(ctx context.Context, b *table.BucketFiles, files []*manifest.Entry) ([]output, error) {
 	files = slices.Clone(files)
-	slices.SortStableFunc(files, func(a, b *table.ManifestEntry) int {
+	slices.SortStableFunc(files, func(a, b *manifest.Entry) int {
 		return compareInt64(a.File.MinSequenceNumber, b.File.MinSequenceNumber)
 	})
 	var first int64
 	if len(files) > 0 {
 		first = files[0].File.MinSequenceNumber
 	}
-	r := write.NewAppendRoller(ctx, x.t, b.Partition, b.Bucket, first, table.FileSourceCompact)
+	r := write.NewAppendRoller(ctx, x.t, b.Partition, b.Bucket, first, manifest.FileSourceCompact)
 	if x.targetSize > 0 {
 		r.SetTargetSize(x.targetSize)
 	}
@@ -388,7 +389,7 @@ func (x *executor) rewriteAppend(ctx context.Context, b *table.BucketFiles, file
 }
 
 // copyRows writes the rows of one append file to r, record by record.
-func (x *executor) copyRows(ctx context.Context, e *table.ManifestEntry, r *write.AppendRoller) error {
+func (x *executor) copyRows(ctx context.Context, e *manifest.Entry, r *write.AppendRoller) error {
 	path, err := x.t.DataFilePath(e)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // TestFixtureIndexFilesEncodeToJavasBytesAndEntries extends the per-vector
@@ -28,7 +29,7 @@ func TestFixtureIndexFilesEncodeToJavasBytesAndEntries(t *testing.T) {
 		}
 		for _, b := range latestFiles(t, tb).Buckets() {
 			for _, idx := range b.IndexFiles {
-				if idx.IndexType != table.IndexTypeDeletionVectors {
+				if idx.IndexType != manifest.IndexTypeDeletionVectors {
 					continue
 				}
 				path, err := tb.Paths().IndexFileOf(b.Partition, b.Bucket, &idx)
@@ -40,7 +41,7 @@ func TestFixtureIndexFilesEncodeToJavasBytesAndEntries(t *testing.T) {
 					continue // external index path outside the fixture
 				}
 				ranges := slices.Clone(idx.DeletionVectors)
-				slices.SortFunc(ranges, func(a, b table.DeletionVectorMeta) int { return int(a.Offset - b.Offset) })
+				slices.SortFunc(ranges, func(a, b manifest.DeletionVectorMeta) int { return int(a.Offset - b.Offset) })
 				vectors := map[string]*datafile.DeletionVector{}
 				var names []string
 				for _, r := range ranges {

@@ -14,6 +14,7 @@ import (
 	"github.com/compactd/compactd/scan"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 func reopen(t *testing.T, tb *table.Table) *table.Table {
@@ -95,7 +96,7 @@ func rowAt(t *testing.T, tb *table.Table, b *table.BucketFiles, file string, pos
 
 // commitChange commits a COMPACT snapshot carrying index changes (and
 // data entries).
-func commitChange(tb *table.Table, entries []table.ManifestEntry, changes ...*table.IndexChange) (*table.CommitResult, error) {
+func commitChange(tb *table.Table, entries []manifest.Entry, changes ...*table.IndexChange) (*table.CommitResult, error) {
 	req := table.CommitRequest{Kind: table.CommitCompact, CommitUser: "compactd-test", CommitIdentifier: table.BatchCommitIdentifier, Entries: entries}
 	for _, c := range changes {
 		req.IndexChanges = append(req.IndexChanges, *c)
@@ -103,7 +104,7 @@ func commitChange(tb *table.Table, entries []table.ManifestEntry, changes ...*ta
 	return tb.Commit(context.Background(), req)
 }
 
-func indexEntries(t *testing.T, tb *table.Table) (*table.Snapshot, []table.IndexManifestEntry) {
+func indexEntries(t *testing.T, tb *table.Table) (*table.Snapshot, []manifest.IndexEntry) {
 	t.Helper()
 	ctx := context.Background()
 	tb = reopen(t, tb)
@@ -170,7 +171,7 @@ func TestACommittedChangeReplacesOnlyItsBucketsVectors(t *testing.T) {
 	}
 	var kept, replaced []string
 	for _, e := range idx0 {
-		if e.Bucket == b.Bucket && string(e.Partition) == string(b.Partition) && e.IndexFile.IndexType == table.IndexTypeDeletionVectors {
+		if e.Bucket == b.Bucket && string(e.Partition) == string(b.Partition) && e.IndexFile.IndexType == manifest.IndexTypeDeletionVectors {
 			replaced = append(replaced, e.IndexFile.FileName)
 		} else {
 			kept = append(kept, e.IndexFile.FileName)
@@ -263,7 +264,7 @@ func TestAConcurrentChangeOfTheBucketsVectorsConflicts(t *testing.T) {
 	b1 := *b
 	for _, e := range idx {
 		if e.Bucket == b.Bucket && string(e.Partition) == string(b.Partition) {
-			b1.IndexFiles = []table.IndexFileMeta{e.IndexFile}
+			b1.IndexFiles = []manifest.IndexFileMeta{e.IndexFile}
 		}
 	}
 	m3, err := deletionvector.Load(ctx, reopen(t, tb), &b1)
@@ -289,8 +290,8 @@ func TestAConcurrentChangeOfTheBucketsVectorsConflicts(t *testing.T) {
 		t.Fatal(err)
 	}
 	del := b.Files[0]
-	del.Kind = table.FileKindDelete
-	if _, err := commitChange(tb, []table.ManifestEntry{del}); err != nil {
+	del.Kind = manifest.FileKindDelete
+	if _, err := commitChange(tb, []manifest.Entry{del}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = commitChange(tb, nil, c4)
@@ -304,8 +305,8 @@ func TestAConcurrentChangeOfTheBucketsVectorsConflicts(t *testing.T) {
 func TestIndexChangesCompactdCannotCombineAreRefused(t *testing.T) {
 	tb := copyFixture(t, "parquet", "pk_with_bitmap_dv", "pk_with_bitmap_dv")
 	s0, _ := indexEntries(t, tb)
-	dv := table.IndexChange{IndexType: table.IndexTypeDeletionVectors}
-	hash := table.IndexChange{IndexType: table.IndexTypeHash}
+	dv := table.IndexChange{IndexType: manifest.IndexTypeDeletionVectors}
+	hash := table.IndexChange{IndexType: manifest.IndexTypeHash}
 	for _, cs := range [][]*table.IndexChange{{&hash}, {&dv, &dv}} {
 		if _, err := commitChange(tb, nil, cs...); err == nil {
 			t.Fatalf("%+v committed", cs)

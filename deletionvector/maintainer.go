@@ -11,6 +11,7 @@ import (
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // ErrCorrupt is wrapped by every error about an index file whose content
@@ -32,7 +33,7 @@ type Maintainer struct {
 	bucket    int32
 	label     string // "table t partition p bucket b" for errors
 	bitmap64  bool
-	base      []table.IndexFileMeta // the bucket's DELETION_VECTORS files in the snapshot
+	base      []manifest.IndexFileMeta // the bucket's DELETION_VECTORS files in the snapshot
 
 	mu       sync.Mutex
 	rows     map[string]int64 // live data file → row count
@@ -63,7 +64,7 @@ func Load(ctx context.Context, t *table.Table, b *table.BucketFiles) (*Maintaine
 	}
 	for i := range b.IndexFiles {
 		idx := &b.IndexFiles[i]
-		if idx.IndexType != table.IndexTypeDeletionVectors {
+		if idx.IndexType != manifest.IndexTypeDeletionVectors {
 			continue
 		}
 		m.base = append(m.base, *idx)
@@ -74,7 +75,7 @@ func Load(ctx context.Context, t *table.Table, b *table.BucketFiles) (*Maintaine
 	return m, nil
 }
 
-func (m *Maintainer) loadFile(ctx context.Context, idx *table.IndexFileMeta) error {
+func (m *Maintainer) loadFile(ctx context.Context, idx *manifest.IndexFileMeta) error {
 	path, err := m.t.Paths().IndexFileOf(m.partition, m.bucket, idx)
 	if err != nil {
 		return fmt.Errorf("%s: deletion-vector index file %s: %w", m.label, idx.FileName, err)
@@ -221,7 +222,7 @@ func (m *Maintainer) Modified() bool {
 
 // Base are the bucket's DELETION_VECTORS index files in the snapshot Load
 // read: the entries Write's change replaces.
-func (m *Maintainer) Base() []table.IndexFileMeta { return slices.Clone(m.base) }
+func (m *Maintainer) Base() []manifest.IndexFileMeta { return slices.Clone(m.base) }
 
 // Write writes the bucket's new deletion-vector index file if anything
 // changed (nil change, "" path otherwise), as Java's
@@ -260,16 +261,16 @@ func (m *Maintainer) Write(ctx context.Context) (*table.IndexChange, string, err
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", m.label, err)
 	}
-	meta := table.IndexFileMeta{
-		IndexType:       table.IndexTypeDeletionVectors,
+	meta := manifest.IndexFileMeta{
+		IndexType:       manifest.IndexTypeDeletionVectors,
 		FileName:        m.t.Paths().NewIndexFileName(),
 		FileSize:        int64(len(data)),
 		RowCount:        int64(len(ranges)),
-		DeletionVectors: make([]table.DeletionVectorMeta, len(ranges)),
+		DeletionVectors: make([]manifest.DeletionVectorMeta, len(ranges)),
 	}
 	for i, r := range ranges {
 		card := r.Cardinality
-		meta.DeletionVectors[i] = table.DeletionVectorMeta{DataFileName: r.DataFile, Offset: r.Offset, Length: r.Length, Cardinality: &card}
+		meta.DeletionVectors[i] = manifest.DeletionVectorMeta{DataFileName: r.DataFile, Offset: r.Offset, Length: r.Length, Cardinality: &card}
 	}
 	path, err := m.t.Paths().IndexFileOf(m.partition, m.bucket, &meta)
 	if err != nil {
@@ -284,8 +285,8 @@ func (m *Maintainer) Write(ctx context.Context) (*table.IndexChange, string, err
 		return nil, "", fmt.Errorf("%s: write deletion-vector index file %s: %w", m.label, path, err)
 	}
 	return &table.IndexChange{
-		Partition: m.partition, Bucket: m.bucket, IndexType: table.IndexTypeDeletionVectors,
-		Base: slices.Clone(m.base), Files: []table.IndexFileMeta{meta},
+		Partition: m.partition, Bucket: m.bucket, IndexType: manifest.IndexTypeDeletionVectors,
+		Base: slices.Clone(m.base), Files: []manifest.IndexFileMeta{meta},
 	}, path, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 	"github.com/compactd/compactd/write"
 )
 
@@ -74,7 +75,7 @@ func TestLoadReadsEveryFixtureBucketsVectors(t *testing.T) {
 			missing := ""
 			want := map[string]int64{}
 			for _, idx := range b.IndexFiles {
-				if idx.IndexType != table.IndexTypeDeletionVectors {
+				if idx.IndexType != manifest.IndexTypeDeletionVectors {
 					continue
 				}
 				p, err := tb.Paths().IndexFileOf(b.Partition, b.Bucket, &idx)
@@ -144,7 +145,7 @@ func firstDVBucket(t *testing.T, tb *table.Table) (*table.BucketFiles, string) {
 	t.Helper()
 	for _, b := range latestFiles(t, tb).Buckets() {
 		for _, idx := range b.IndexFiles {
-			if idx.IndexType == table.IndexTypeDeletionVectors && len(idx.DeletionVectors) > 0 {
+			if idx.IndexType == manifest.IndexTypeDeletionVectors && len(idx.DeletionVectors) > 0 {
 				p, err := tb.Paths().IndexFileOf(b.Partition, b.Bucket, &idx)
 				if err != nil {
 					t.Fatal(err)
@@ -193,7 +194,7 @@ func TestLoadFailsClosedNamingTableAndFile(t *testing.T) {
 		{"vector of a file that is not live", func(t *testing.T, b *table.BucketFiles, path string) *table.BucketFiles {
 			c := *b
 			dvFile := b.IndexFiles[0].DeletionVectors[0].DataFileName
-			c.Files = slices.DeleteFunc(slices.Clone(b.Files), func(e table.ManifestEntry) bool { return e.File.FileName == dvFile })
+			c.Files = slices.DeleteFunc(slices.Clone(b.Files), func(e manifest.Entry) bool { return e.File.FileName == dvFile })
 			return &c
 		}, "not live", true},
 		{"vector past the file's end", func(t *testing.T, b *table.BucketFiles, path string) *table.BucketFiles {
@@ -335,7 +336,7 @@ func TestNewDeletionsAreWrittenAsJavaReadsThem(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ch.IndexType != table.IndexTypeDeletionVectors || ch.Bucket != 0 || len(ch.Base) != 0 || len(ch.Files) != 1 {
+			if ch.IndexType != manifest.IndexTypeDeletionVectors || ch.Bucket != 0 || len(ch.Base) != 0 || len(ch.Files) != 1 {
 				t.Fatalf("change %+v", ch)
 			}
 			meta := ch.Files[0]

@@ -22,12 +22,13 @@ import (
 	"github.com/compactd/compactd/orphan"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 	"github.com/compactd/compactd/table/reach"
 )
 
 // fileKeys are the primary keys (column k) of a data file's rows by
 // position.
-func fileKeys(t *testing.T, tb *table.Table, b *table.BucketFiles, e *table.ManifestEntry) []int64 {
+func fileKeys(t *testing.T, tb *table.Table, b *table.BucketFiles, e *manifest.Entry) []int64 {
 	t.Helper()
 	keys, err := readKeys(tb, b, e)
 	if err != nil {
@@ -566,7 +567,7 @@ func markRowsErr(tb *table.Table, buckets func(int32) bool, del func(int64) bool
 	return out, deleted
 }
 
-func readKeys(tb *table.Table, b *table.BucketFiles, e *table.ManifestEntry) ([]int64, error) {
+func readKeys(tb *table.Table, b *table.BucketFiles, e *manifest.Entry) ([]int64, error) {
 	ctx := context.Background()
 	path, err := tb.Paths().DataFilePath(b.Partition, b.Bucket, &e.File)
 	if err != nil {

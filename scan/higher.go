@@ -10,6 +10,7 @@ import (
 
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // HigherLevels answers merge.KeyLookup for a compaction: does a level above
@@ -39,7 +40,7 @@ type HigherLevels struct {
 // bucket at levels above a compaction's output level. read is the table's
 // read schema (only its key fields are read). It fails when two files of
 // one level overlap, which no valid Paimon table has.
-func NewHigherLevels(ctx context.Context, t *table.Table, files []*table.ManifestEntry, keyTypes []table.DataType, read datafile.Schema, schemaOf SchemaFunc) (*HigherLevels, error) {
+func NewHigherLevels(ctx context.Context, t *table.Table, files []*manifest.Entry, keyTypes []table.DataType, read datafile.Schema, schemaOf SchemaFunc) (*HigherLevels, error) {
 	keyFields, err := read.KeyFields()
 	if err != nil {
 		return nil, fmt.Errorf("higher-level lookup of %s: %w", t.FullName(), err)
@@ -107,7 +108,7 @@ func (h *HigherLevels) Close() error {
 }
 
 type lookupFile struct {
-	e      *table.ManifestEntry
+	e      *manifest.Entry
 	lo, hi table.Row
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/compactd/compactd/scan"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 	"github.com/compactd/compactd/write"
 )
 
@@ -60,7 +61,7 @@ func reopen(t *testing.T, tb *table.Table) *table.Table {
 
 // lift moves the level-0 files of the latest snapshot to level by a
 // metadata-only COMPACT commit; edit may change the added file's metadata.
-func lift(t *testing.T, tb *table.Table, level int32, edit func(*table.DataFileMeta)) {
+func lift(t *testing.T, tb *table.Table, level int32, edit func(*manifest.DataFileMeta)) {
 	t.Helper()
 	ctx := context.Background()
 	tb = reopen(t, tb)
@@ -72,16 +73,16 @@ func lift(t *testing.T, tb *table.Table, level int32, edit func(*table.DataFileM
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dels, adds []table.ManifestEntry
+	var dels, adds []manifest.Entry
 	for _, b := range fs.Buckets() {
 		for _, e := range b.Files {
 			if e.File.Level != 0 {
 				continue
 			}
 			del := e
-			del.Kind = table.FileKindDelete
+			del.Kind = manifest.FileKindDelete
 			add := e
-			add.Kind = table.FileKindAdd
+			add.Kind = manifest.FileKindAdd
 			add.File.Level = level
 			if edit != nil {
 				edit(&add.File)
@@ -122,17 +123,17 @@ func TestFirstRowScanReadsLevelsAboveZeroAsJavaDoes(t *testing.T) {
 	cases := []struct {
 		name string
 		// edit is applied to the lifted level-4 file.
-		edit func(*table.DataFileMeta)
+		edit func(*manifest.DataFileMeta)
 		want []string
 	}{
 		{"known zero delete counts are read raw, so a key at two levels is read twice",
-			func(m *table.DataFileMeta) { m.DeleteRowCount = &zero },
+			func(m *manifest.DataFileMeta) { m.DeleteRowCount = &zero },
 			[]string{"0first0", "0later0", "1first1", "1later1", "2first2", "3first3"}},
 		{"an unknown delete count makes the read merge the levels",
-			func(m *table.DataFileMeta) { m.DeleteRowCount = nil },
+			func(m *manifest.DataFileMeta) { m.DeleteRowCount = nil },
 			[]string{"0first0", "1first1", "2first2", "3first3"}},
 		{"a file counting retractions makes the read merge the levels",
-			func(m *table.DataFileMeta) { n := int64(1); m.DeleteRowCount = &n },
+			func(m *manifest.DataFileMeta) { n := int64(1); m.DeleteRowCount = &n },
 			[]string{"0first0", "1first1", "2first2", "3first3"}},
 	}
 	for _, c := range cases {
@@ -159,7 +160,7 @@ func TestFirstRowScanReadsLevelsAboveZeroAsJavaDoes(t *testing.T) {
 }
 
 // liveFiles returns the live files of the latest snapshot.
-func liveFiles(t *testing.T, tb *table.Table) []*table.ManifestEntry {
+func liveFiles(t *testing.T, tb *table.Table) []*manifest.Entry {
 	t.Helper()
 	ctx := context.Background()
 	s, err := tb.LatestSnapshot(ctx)
@@ -170,7 +171,7 @@ func liveFiles(t *testing.T, tb *table.Table) []*table.ManifestEntry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []*table.ManifestEntry
+	var out []*manifest.Entry
 	for _, b := range fs.Buckets() {
 		for i := range b.Files {
 			out = append(out, &b.Files[i])
@@ -191,7 +192,7 @@ func higherTable(t *testing.T) *table.Table {
 	return reopen(t, tb)
 }
 
-func openHigher(t *testing.T, tb *table.Table, files []*table.ManifestEntry) (*scan.HigherLevels, error) {
+func openHigher(t *testing.T, tb *table.Table, files []*manifest.Entry) (*scan.HigherLevels, error) {
 	s := tb.Schema()
 	read := datafile.Schema{Fields: s.Fields, KeyNames: s.TrimmedPrimaryKeys()}
 	schemaOf := func(context.Context, int64) (datafile.Schema, error) { return read, nil }
@@ -274,7 +275,7 @@ func TestHigherLevelsAnswersWhetherALevelHoldsAKey(t *testing.T) {
 func TestHigherLevelsRefusesWhatNoValidTableHolds(t *testing.T) {
 	tb := higherTable(t)
 	files := liveFiles(t, tb)
-	var l3, l5 *table.ManifestEntry
+	var l3, l5 *manifest.Entry
 	for _, e := range files {
 		switch e.File.Level {
 		case 3:
@@ -290,11 +291,11 @@ func TestHigherLevelsRefusesWhatNoValidTableHolds(t *testing.T) {
 	level0 := *l5
 	level0.File.Level = 0
 	for name, c := range map[string]struct {
-		files []*table.ManifestEntry
+		files []*manifest.Entry
 		want  string
 	}{
-		"two files of one level overlap": {[]*table.ManifestEntry{l3, &overlap}, "overlapping data files"},
-		"a level-0 file":                 {[]*table.ManifestEntry{&level0}, "level 0"},
+		"two files of one level overlap": {[]*manifest.Entry{l3, &overlap}, "overlapping data files"},
+		"a level-0 file":                 {[]*manifest.Entry{&level0}, "level 0"},
 	} {
 		if _, err := openHigher(t, tb, c.files); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one saying %q", name, err, c.want)

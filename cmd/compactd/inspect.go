@@ -16,6 +16,7 @@ import (
 	"github.com/compactd/compactd/scan"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // inspectReport is what `inspect --json` prints; the human form shows the
@@ -206,7 +207,7 @@ func deletionVectorsOf(ctx context.Context, t *table.Table, b *table.BucketFiles
 	out := map[string]dvInfo{}
 	for i := range b.IndexFiles {
 		idx := &b.IndexFiles[i]
-		if idx.IndexType != table.IndexTypeDeletionVectors {
+		if idx.IndexType != manifest.IndexTypeDeletionVectors {
 			continue
 		}
 		for _, r := range idx.DeletionVectors {

@@ -1,8 +1,13 @@
 package table
 
+// Step 3 of the commit protocol (commit.go): Java's minor manifest merge of
+// the base manifest list.
+
 import (
 	"context"
 	"fmt"
+
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // mergeManifests is Java's minor manifest merge (§8.6 step 2 of the format
@@ -16,7 +21,7 @@ import (
 // Java's full-compaction attempt (step 1, once 16 MiB of small or
 // DELETE-carrying manifests accumulate) is not done; the minor merge
 // already bounds the list, and the result is equivalent for readers.
-func (t *Table) mergeManifests(ctx context.Context, metas []ManifestFileMeta, partTypes []DataType, schemaID int64) ([]ManifestFileMeta, []string, error) {
+func (t *Table) mergeManifests(ctx context.Context, metas []manifest.ListEntry, partTypes []DataType, schemaID int64) ([]manifest.ListEntry, []string, error) {
 	opts := t.Options()
 	target := opts.ManifestTargetFileSize
 	if target <= 0 {
@@ -26,9 +31,9 @@ func (t *Table) mergeManifests(ctx context.Context, metas []ManifestFileMeta, pa
 	if minCount <= 0 {
 		minCount = 30
 	}
-	var out []ManifestFileMeta
+	var out []manifest.ListEntry
 	var written []string
-	var group []ManifestFileMeta
+	var group []manifest.ListEntry
 	var groupSize int64
 	flush := func() error {
 		if len(group) == 1 {
@@ -47,12 +52,12 @@ func (t *Table) mergeManifests(ctx context.Context, metas []ManifestFileMeta, pa
 		}
 		name := t.paths.NewManifestFileName()
 		path := t.paths.ManifestPath(name)
-		size, err := WriteManifest(ctx, t.fio, path, folded, opts.ManifestCompression)
+		size, err := manifest.Write(ctx, t.fio, path, folded, opts.ManifestCompression)
 		if err != nil {
 			return err
 		}
 		written = append(written, path)
-		meta, err := NewManifestFileMeta(name, size, folded, partTypes, schemaID)
+		meta, err := NewManifestListEntry(name, size, folded, partTypes, schemaID)
 		if err != nil {
 			return err
 		}
@@ -80,16 +85,16 @@ func (t *Table) mergeManifests(ctx context.Context, metas []ManifestFileMeta, pa
 
 // foldKeepingDeletes cancels ADD/DELETE pairs of the same file and keeps
 // the rest in order, DELETEs whose ADD lies in an earlier manifest included.
-func foldKeepingDeletes(entries []ManifestEntry) []ManifestEntry {
-	pos := map[FileIdentifier]int{}
+func foldKeepingDeletes(entries []manifest.Entry) []manifest.Entry {
+	pos := map[manifest.FileIdentifier]int{}
 	keep := make([]bool, len(entries))
 	for i := range entries {
 		id := entries[i].Identifier()
 		switch entries[i].Kind {
-		case FileKindAdd:
+		case manifest.FileKindAdd:
 			pos[id] = i
 			keep[i] = true
-		case FileKindDelete:
+		case manifest.FileKindDelete:
 			if j, ok := pos[id]; ok && keep[j] {
 				keep[j] = false
 				delete(pos, id)
@@ -98,7 +103,7 @@ func foldKeepingDeletes(entries []ManifestEntry) []ManifestEntry {
 			}
 		}
 	}
-	out := make([]ManifestEntry, 0, len(entries))
+	out := make([]manifest.Entry, 0, len(entries))
 	for i := range entries {
 		if keep[i] {
 			out = append(out, entries[i])

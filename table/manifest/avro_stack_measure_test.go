@@ -1,12 +1,12 @@
-package table
+package manifest_test
 
 // The measurement behind "one Avro stack" (issue 13 item 6): compactd's own
-// object-container decoder ("own": internal/avro, through readAvroFile)
+// object-container decoder ("own": internal/avro, through the codec's readAvroFile)
 // against hamba/avro's ocf decoder, both decoding generically (no typed
 // structs), on the same inputs. Run with
 //
-//	go test ./table -run '^$' -bench BenchmarkAvroStack -benchmem -count=5
-//	go test ./table -run '^$' -bench BenchmarkAvroStackCorruptInput -benchmem -benchtime 3x -v
+//	go test ./table/manifest -run '^$' -bench BenchmarkAvroStack -benchmem -count=5
+//	go test ./table/manifest -run '^$' -bench BenchmarkAvroStackCorruptInput -benchmem -benchtime 3x -v
 //
 // The benchmark numbers and the corrupt-input table are in the commit that
 // chose the stack.
@@ -23,6 +23,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactd/compactd/table/manifest"
 	"github.com/hamba/avro/v2/ocf"
 )
 
@@ -30,7 +31,7 @@ import (
 // shared fixtures (manifests, manifest lists, index manifests).
 func avroFixtureFiles(tb testing.TB) [][]byte {
 	var out [][]byte
-	err := filepath.WalkDir(manifestFixturesRoot, func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(fixturesRoot, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -47,7 +48,7 @@ func avroFixtureFiles(tb testing.TB) [][]byte {
 		return nil
 	})
 	if err != nil {
-		tb.Fatalf("fixtures at %s: %v", manifestFixturesRoot, err)
+		tb.Fatalf("fixtures at %s: %v", fixturesRoot, err)
 	}
 	if len(out) < 300 {
 		tb.Fatalf("only %d Avro metadata fixtures", len(out))
@@ -81,11 +82,11 @@ func ownDecodeAll(data []byte) (n int, err error) {
 			err = fmt.Errorf("panic: %v", r)
 		}
 	}()
-	f, err := readAvroFile(data)
+	f, err := manifest.ReadAvroFile(data)
 	if err != nil {
 		return 0, err
 	}
-	return len(f.values), nil
+	return len(f.Values), nil
 }
 
 var avroStacks = []struct {
@@ -115,7 +116,7 @@ func BenchmarkAvroStackFixtures(b *testing.B) {
 }
 
 func BenchmarkAvroStackManifest100k(b *testing.B) {
-	data, err := EncodeManifest(benchEntries(b, 100000), "zstd")
+	data, err := manifest.Encode(benchEntries(b, 100000), "zstd")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func BenchmarkAvroStackManifest100k(b *testing.B) {
 
 // corruptAvroInputs derives damaged files from a valid uncompressed manifest.
 func corruptAvroInputs(t testing.TB) map[string][]byte {
-	good, err := EncodeManifest(mfSampleEntries(t), "none")
+	good, err := manifest.Encode(mfSampleEntries(t), "none")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,15 +177,15 @@ func corruptAvroInputs(t testing.TB) map[string][]byte {
 }
 
 // TestAvroDecoderBoundsCorruptInput: compactd's decoder fails every
-// damaged input with ErrCorruptManifest within 64 MiB of allocation.
+// damaged input with ErrCorrupt within 64 MiB of allocation.
 func TestAvroDecoderBoundsCorruptInput(t *testing.T) {
 	for name, data := range corruptAvroInputs(t) {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		_, err := readAvroFile(data)
+		_, err := manifest.ReadAvroFile(data)
 		runtime.ReadMemStats(&after)
-		if alloc := after.TotalAlloc - before.TotalAlloc; !errors.Is(err, ErrCorruptManifest) || alloc > 64<<20 {
+		if alloc := after.TotalAlloc - before.TotalAlloc; !errors.Is(err, manifest.ErrCorrupt) || alloc > 64<<20 {
 			t.Errorf("%s: err=%v after %d bytes allocated", name, err, alloc)
 		}
 	}

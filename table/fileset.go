@@ -1,5 +1,11 @@
 package table
 
+// The live file set: reading a snapshot's manifest lists and manifests
+// (DataManifests, ChangelogManifests, ReadManifests, IndexEntries), folding
+// ADDs and DELETEs into the live entries (MergeEntries, LiveEntries), and
+// grouping them as a compactor sees them (Table.FileSet: partitions,
+// buckets, sorted runs).
+
 import (
 	"bytes"
 	"cmp"
@@ -7,6 +13,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // manifestReadParallelism bounds concurrent manifest reads (each is one
@@ -19,15 +27,15 @@ type FileSet struct {
 	Snapshot *Snapshot
 	// Manifests are the data manifests of the snapshot: base list, then
 	// delta list, in list order.
-	Manifests []ManifestFileMeta
+	Manifests []manifest.ListEntry
 	// Partitions are ordered by partition value (CompareRows), ties by bytes.
 	Partitions []*PartitionFiles
 	// Index is the snapshot's index manifest (all live index files); nil
 	// when the snapshot has none.
-	Index []IndexManifestEntry
+	Index []manifest.IndexEntry
 	// OrphanDeletes are DELETE entries whose ADD is not in the snapshot's
 	// manifests. Java's reader ignores them; a consistent table has none.
-	OrphanDeletes []ManifestEntry
+	OrphanDeletes []manifest.Entry
 }
 
 // PartitionFiles is one partition's live files.
@@ -45,21 +53,21 @@ type BucketFiles struct {
 	TotalBuckets int32 // _TOTAL_BUCKETS of the first live entry
 	// Files are the live ADD entries in manifest order; DELETE entries a
 	// compactor writes must copy them exactly.
-	Files []ManifestEntry
+	Files []manifest.Entry
 	// Runs are Paimon's levelSortedRuns: each level-0 file is its own run,
 	// newest first (max sequence number descending, then min sequence
 	// number, creation time, file name ascending); then one run per level
 	// ≥ 1, ascending level, files ordered by min key.
 	Runs []SortedRun
 	// IndexFiles are this bucket's entries of the index manifest.
-	IndexFiles []IndexFileMeta
+	IndexFiles []manifest.IndexFileMeta
 }
 
 // SortedRun is a set of files of one level whose key ranges do not overlap
 // (a single file for level 0).
 type SortedRun struct {
 	Level int32
-	Files []*ManifestEntry // pointers into BucketFiles.Files
+	Files []*manifest.Entry // pointers into BucketFiles.Files
 }
 
 // TotalSize is the sum of the run's file sizes.
@@ -107,8 +115,8 @@ func (fs *FileSet) Bucket(partition []byte, bucket int32) *BucketFiles {
 }
 
 // Level returns the bucket's files of one level, in run order.
-func (b *BucketFiles) Level(level int32) []*ManifestEntry {
-	var out []*ManifestEntry
+func (b *BucketFiles) Level(level int32) []*manifest.Entry {
+	var out []*manifest.Entry
 	for _, r := range b.Runs {
 		if r.Level == level {
 			out = append(out, r.Files...)
@@ -127,10 +135,10 @@ func (b *BucketFiles) MaxLevel() int32 {
 }
 
 // DataManifests reads the snapshot's base then delta manifest lists.
-func (t *Table) DataManifests(ctx context.Context, s *Snapshot) ([]ManifestFileMeta, error) {
-	var out []ManifestFileMeta
+func (t *Table) DataManifests(ctx context.Context, s *Snapshot) ([]manifest.ListEntry, error) {
+	var out []manifest.ListEntry
 	for _, name := range []string{s.BaseManifestList, s.DeltaManifestList} {
-		metas, err := ReadManifestList(ctx, t.fio, t.paths.ManifestPath(name))
+		metas, err := manifest.ReadList(ctx, t.fio, t.paths.ManifestPath(name))
 		if err != nil {
 			return nil, fmt.Errorf("table %s snapshot %d: %w", t.path, s.ID, err)
 		}
@@ -141,11 +149,11 @@ func (t *Table) DataManifests(ctx context.Context, s *Snapshot) ([]ManifestFileM
 
 // ChangelogManifests reads the snapshot's changelog manifest list (nil
 // when the snapshot has none).
-func (t *Table) ChangelogManifests(ctx context.Context, s *Snapshot) ([]ManifestFileMeta, error) {
+func (t *Table) ChangelogManifests(ctx context.Context, s *Snapshot) ([]manifest.ListEntry, error) {
 	if s.ChangelogManifestList == nil {
 		return nil, nil
 	}
-	metas, err := ReadManifestList(ctx, t.fio, t.paths.ManifestPath(*s.ChangelogManifestList))
+	metas, err := manifest.ReadList(ctx, t.fio, t.paths.ManifestPath(*s.ChangelogManifestList))
 	if err != nil {
 		return nil, fmt.Errorf("table %s snapshot %d: %w", t.path, s.ID, err)
 	}
@@ -154,8 +162,8 @@ func (t *Table) ChangelogManifests(ctx context.Context, s *Snapshot) ([]Manifest
 
 // ReadManifests reads the entries of the given manifests concurrently and
 // returns them concatenated in manifest order.
-func (t *Table) ReadManifests(ctx context.Context, metas []ManifestFileMeta) ([]ManifestEntry, error) {
-	results := make([][]ManifestEntry, len(metas))
+func (t *Table) ReadManifests(ctx context.Context, metas []manifest.ListEntry) ([]manifest.Entry, error) {
+	results := make([][]manifest.Entry, len(metas))
 	errs := make([]error, len(metas))
 	sem := make(chan struct{}, manifestReadParallelism)
 	var wg sync.WaitGroup
@@ -169,11 +177,11 @@ func (t *Table) ReadManifests(ctx context.Context, metas []ManifestFileMeta) ([]
 		go func(i int) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i], errs[i] = ReadManifest(ctx, t.fio, t.paths.ManifestPath(metas[i].FileName))
+			results[i], errs[i] = manifest.Read(ctx, t.fio, t.paths.ManifestPath(metas[i].FileName))
 		}(i)
 	}
 	wg.Wait()
-	var out []ManifestEntry
+	var out []manifest.Entry
 	for i := range metas {
 		if errs[i] != nil {
 			return nil, fmt.Errorf("table %s: %w", t.path, errs[i])
@@ -188,24 +196,24 @@ func (t *Table) ReadManifests(ctx context.Context, metas []ManifestFileMeta) ([]
 // error; a DELETE removes its ADD, or is kept when no ADD precedes it.
 // It returns the live ADD entries and the unmatched DELETEs, both in
 // first-seen order.
-func MergeEntries(entries []ManifestEntry) (adds, orphanDeletes []ManifestEntry, err error) {
+func MergeEntries(entries []manifest.Entry) (adds, orphanDeletes []manifest.Entry, err error) {
 	type slot struct {
-		entry ManifestEntry
+		entry manifest.Entry
 		live  bool
 	}
-	index := make(map[FileIdentifier]int, len(entries))
+	index := make(map[manifest.FileIdentifier]int, len(entries))
 	var slots []slot
 	for i := range entries {
 		e := &entries[i]
 		id := e.Identifier()
 		switch e.Kind {
-		case FileKindAdd:
+		case manifest.FileKindAdd:
 			if j, ok := index[id]; ok {
 				return nil, nil, fmt.Errorf("trying to add file %s which is already in the map (as %s)", id, slots[j].entry.Kind)
 			}
 			index[id] = len(slots)
 			slots = append(slots, slot{entry: *e, live: true})
-		case FileKindDelete:
+		case manifest.FileKindDelete:
 			if j, ok := index[id]; ok {
 				slots[j].live = false
 				delete(index, id)
@@ -221,7 +229,7 @@ func MergeEntries(entries []ManifestEntry) (adds, orphanDeletes []ManifestEntry,
 		if !s.live {
 			continue
 		}
-		if s.entry.Kind == FileKindAdd {
+		if s.entry.Kind == manifest.FileKindAdd {
 			adds = append(adds, s.entry)
 		} else {
 			orphanDeletes = append(orphanDeletes, s.entry)
@@ -232,7 +240,7 @@ func MergeEntries(entries []ManifestEntry) (adds, orphanDeletes []ManifestEntry,
 
 // LiveEntries returns the live ADD entries of a snapshot (base + delta
 // manifests folded) and the data manifests they came from.
-func (t *Table) LiveEntries(ctx context.Context, s *Snapshot) (adds, orphanDeletes []ManifestEntry, manifests []ManifestFileMeta, err error) {
+func (t *Table) LiveEntries(ctx context.Context, s *Snapshot) (adds, orphanDeletes []manifest.Entry, manifests []manifest.ListEntry, err error) {
 	manifests, err = t.DataManifests(ctx, s)
 	if err != nil {
 		return nil, nil, nil, err
@@ -249,11 +257,11 @@ func (t *Table) LiveEntries(ctx context.Context, s *Snapshot) (adds, orphanDelet
 }
 
 // IndexEntries reads the snapshot's index manifest (nil if none).
-func (t *Table) IndexEntries(ctx context.Context, s *Snapshot) ([]IndexManifestEntry, error) {
+func (t *Table) IndexEntries(ctx context.Context, s *Snapshot) ([]manifest.IndexEntry, error) {
 	if s.IndexManifest == nil {
 		return nil, nil
 	}
-	entries, err := ReadIndexManifest(ctx, t.fio, t.paths.ManifestPath(*s.IndexManifest))
+	entries, err := manifest.ReadIndex(ctx, t.fio, t.paths.ManifestPath(*s.IndexManifest))
 	if err != nil {
 		return nil, fmt.Errorf("table %s snapshot %d: %w", t.path, s.ID, err)
 	}
@@ -329,7 +337,7 @@ func (t *Table) FileSet(ctx context.Context, s *Snapshot) (*FileSet, error) {
 
 // buildRuns arranges a bucket's files as Paimon's Levels does.
 func (t *Table) buildRuns(ctx context.Context, b *BucketFiles) error {
-	byLevel := map[int32][]*ManifestEntry{}
+	byLevel := map[int32][]*manifest.Entry{}
 	var levels []int32
 	for i := range b.Files {
 		e := &b.Files[i]
@@ -346,7 +354,7 @@ func (t *Table) buildRuns(ctx context.Context, b *BucketFiles) error {
 	if l0 := byLevel[0]; len(l0) > 0 {
 		slices.SortFunc(l0, compareLevel0)
 		for _, e := range l0 {
-			b.Runs = append(b.Runs, SortedRun{Level: 0, Files: []*ManifestEntry{e}})
+			b.Runs = append(b.Runs, SortedRun{Level: 0, Files: []*manifest.Entry{e}})
 		}
 	}
 	for _, level := range levels {
@@ -354,7 +362,7 @@ func (t *Table) buildRuns(ctx context.Context, b *BucketFiles) error {
 			continue
 		}
 		files := byLevel[level]
-		keys := make(map[*ManifestEntry]Row, len(files))
+		keys := make(map[*manifest.Entry]Row, len(files))
 		var keyTypes []DataType
 		for _, e := range files {
 			schema, err := t.SchemaByID(ctx, e.File.SchemaID)
@@ -371,7 +379,7 @@ func (t *Table) buildRuns(ctx context.Context, b *BucketFiles) error {
 			}
 			keys[e] = row
 		}
-		slices.SortStableFunc(files, func(x, y *ManifestEntry) int {
+		slices.SortStableFunc(files, func(x, y *manifest.Entry) int {
 			if c := CompareRows(keyTypes, keys[x], keys[y]); c != 0 {
 				return c
 			}
@@ -384,7 +392,7 @@ func (t *Table) buildRuns(ctx context.Context, b *BucketFiles) error {
 
 // compareLevel0 is the order of Paimon's level-0 TreeSet: newest (largest
 // max sequence number) first.
-func compareLevel0(a, b *ManifestEntry) int {
+func compareLevel0(a, b *manifest.Entry) int {
 	if c := cmp.Compare(b.File.MaxSequenceNumber, a.File.MaxSequenceNumber); c != 0 {
 		return c
 	}
@@ -404,6 +412,6 @@ func compareLevel0(a, b *ManifestEntry) int {
 }
 
 // DataFilePath is the path of a live file of the table.
-func (t *Table) DataFilePath(e *ManifestEntry) (string, error) {
+func (t *Table) DataFilePath(e *manifest.Entry) (string, error) {
 	return t.paths.DataFilePath(e.Partition, e.Bucket, &e.File)
 }

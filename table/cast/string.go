@@ -1,4 +1,4 @@
-package datafile
+package cast
 
 // Casts to CHAR/VARCHAR (numbers, booleans, dates and times, nested types
 // rendered as Java's to-string rules do) and the fitting of strings and
@@ -9,22 +9,26 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/compactd/compactd/internal/javacompat"
 	"github.com/compactd/compactd/table"
 )
 
 // toStringCast resolves the rules whose target is a character string.
-func toStringCast(from, to table.DataType) castFunc {
+func toStringCast(from, to table.DataType) Func {
 	fr := from.Root
 	if isStringType(to) {
 		switch {
 		case fr == table.TypeDate:
-			return func(v any) (any, error) { return formatDate(v.(int32)), nil }
+			return func(v any) (any, error) { return javacompat.FormatDate(v.(int32)), nil }
 		case fr == table.TypeTime:
 			p := from.Precision
-			return func(v any) (any, error) { return formatTime(v.(int32), p), nil }
+			return func(v any) (any, error) { return javacompat.FormatTime(v.(int32), p), nil }
 		case isTimestamp(fr):
 			p := from.Precision
-			return func(v any) (any, error) { return formatTimestamp(v.(table.Timestamp), p), nil }
+			return func(v any) (any, error) {
+				ts := v.(table.Timestamp)
+				return javacompat.FormatTimestamp(ts.Millis, ts.NanoOfMilli, p), nil
+			}
 		}
 	}
 	switch {
@@ -157,9 +161,9 @@ func nestedToString(t table.DataType) appendFunc {
 func javaNumberString(v any) string {
 	switch x := v.(type) {
 	case float32:
-		return table.JavaFloatString(float64(x), 32)
+		return javacompat.FloatString(float64(x), 32)
 	case float64:
-		return table.JavaFloatString(x, 64)
+		return javacompat.FloatString(x, 64)
 	case table.Decimal:
 		return plainDecimal(x)
 	}

@@ -1,4 +1,4 @@
-package table
+package manifest
 
 import (
 	"fmt"
@@ -279,7 +279,7 @@ func (w *avroWriter) simpleStats(s SimpleStats) {
 // SimpleStats still encodes as valid empty stats.
 func orEmptyRow(b []byte) []byte {
 	if b == nil {
-		return emptyBinaryRow[:]
+		return emptyRow[:]
 	}
 	return b
 }

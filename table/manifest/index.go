@@ -1,9 +1,8 @@
-package table
+package manifest
 
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/compactd/compactd/fileio"
 )
@@ -17,10 +16,10 @@ const (
 	IndexTypeDeletionVectors = "DELETION_VECTORS"
 )
 
-// IndexManifestEntry is one record of an index manifest: an index file of a
+// IndexEntry is one record of an index manifest: an index file of a
 // partition and bucket. Index manifests list the full live set, so Java
 // only stores ADD entries.
-type IndexManifestEntry struct {
+type IndexEntry struct {
 	Kind      FileKind
 	Partition []byte // serialized BinaryRow
 	Bucket    int32
@@ -83,25 +82,25 @@ const (
 		`{"name":"_SOURCE_META","type":["null","bytes"],"default":null}]}],"default":null}]}`
 )
 
-// ReadIndexManifest reads an index manifest in any layout from 0.8 on.
-func ReadIndexManifest(ctx context.Context, fio fileio.FileIO, path string) ([]IndexManifestEntry, error) {
-	return readMetadataFile(ctx, fio, path, "index manifest", DecodeIndexManifest)
+// ReadIndex reads an index manifest in any layout from 0.8 on.
+func ReadIndex(ctx context.Context, fio fileio.FileIO, path string) ([]IndexEntry, error) {
+	return readMetadataFile(ctx, fio, path, "index manifest", DecodeIndex)
 }
 
-// DecodeIndexManifest decodes the bytes of an index manifest.
-func DecodeIndexManifest(data []byte) ([]IndexManifestEntry, error) {
-	return decodeEntries(data, decodeIndexManifestEntry)
+// DecodeIndex decodes the bytes of an index manifest.
+func DecodeIndex(data []byte) ([]IndexEntry, error) {
+	return decodeEntries(data, decodeIndexEntry)
 }
 
-func decodeIndexManifestEntry(v any) (IndexManifestEntry, error) {
+func decodeIndexEntry(v any) (IndexEntry, error) {
 	r, err := topRecord(v, "index manifest entry")
 	if err != nil {
-		return IndexManifestEntry{}, err
+		return IndexEntry{}, err
 	}
 	if ver := r.int32("_VERSION"); r.err == nil && ver != indexManifestVersion {
-		return IndexManifestEntry{}, fmt.Errorf("index manifest _VERSION %d, only %d is supported", ver, indexManifestVersion)
+		return IndexEntry{}, fmt.Errorf("index manifest _VERSION %d, only %d is supported", ver, indexManifestVersion)
 	}
-	var e IndexManifestEntry
+	var e IndexEntry
 	kind := r.int32("_KIND")
 	switch FileKind(kind) {
 	case FileKindAdd, FileKindDelete:
@@ -160,14 +159,14 @@ func decodeIndexManifestEntry(v any) (IndexManifestEntry, error) {
 		e.IndexFile.GlobalIndex = g
 	}
 	if r.err != nil {
-		return IndexManifestEntry{}, r.err
+		return IndexEntry{}, r.err
 	}
 	return e, nil
 }
 
-// EncodeIndexManifest encodes index-manifest entries: the 1.3 layout, or
+// EncodeIndex encodes index-manifest entries: the 1.3 layout, or
 // the 2.0 layout with _GLOBAL_INDEX when an entry has a global index.
-func EncodeIndexManifest(entries []IndexManifestEntry, compression string) ([]byte, error) {
+func EncodeIndex(entries []IndexEntry, compression string) ([]byte, error) {
 	codec, err := avroCodecName(compression)
 	if err != nil {
 		return nil, err
@@ -243,89 +242,7 @@ func EncodeIndexManifest(entries []IndexManifestEntry, compression string) ([]by
 	})
 }
 
-// WriteIndexManifest writes a new index manifest file and returns its size.
-func WriteIndexManifest(ctx context.Context, fio fileio.FileIO, path string, entries []IndexManifestEntry, compression string) (int64, error) {
-	return writeMetadataFile(ctx, fio, path, "index manifest", func() ([]byte, error) { return EncodeIndexManifest(entries, compression) })
-}
-
-// IndexChange replaces the index files of one type of a partition and
-// bucket in the index manifest, as Java's IndexManifestFileHandler combines
-// a fixed-bucket table's index files (BucketedCombiner): every entry of
-// (Partition, Bucket, IndexType) goes, the ADD entries of Files come. Base
-// are the entries the change was computed from (the bucket's files of that
-// type in the snapshot a job read); a commit whose latest snapshot holds
-// other files for the key conflicts instead of overwriting what a
-// concurrent writer recorded there.
-type IndexChange struct {
-	Partition []byte // serialized BinaryRow
-	Bucket    int32
-	IndexType string
-	Base      []IndexFileMeta
-	Files     []IndexFileMeta
-}
-
-// Entries are the index-manifest ADD entries of the change's files.
-func (c *IndexChange) Entries() []IndexManifestEntry {
-	out := make([]IndexManifestEntry, len(c.Files))
-	for i, f := range c.Files {
-		out[i] = IndexManifestEntry{Kind: FileKindAdd, Partition: c.Partition, Bucket: c.Bucket, IndexFile: f}
-	}
-	return out
-}
-
-// sameKey reports whether e is an entry of the change's partition, bucket
-// and index type.
-func (c *IndexChange) sameKey(e *IndexManifestEntry) bool {
-	return e.Bucket == c.Bucket && e.IndexFile.IndexType == c.IndexType && string(e.Partition) == string(c.Partition)
-}
-
-// CheckIndexBase reports whether the change still applies on top of an
-// index manifest's entries: their files of the change's partition, bucket
-// and type must be exactly the change's Base. Otherwise another writer
-// changed them since the change was computed, and applying it would drop
-// what that writer recorded (a deletion vector lost is a deleted row back).
-// Java's ConflictDetection does not check this for fixed-bucket tables; it
-// relies on one writer per bucket.
-func CheckIndexBase(entries []IndexManifestEntry, c *IndexChange) error {
-	var have []string
-	for i := range entries {
-		if c.sameKey(&entries[i]) {
-			have = append(have, entries[i].IndexFile.FileName)
-		}
-	}
-	want := make([]string, len(c.Base))
-	for i, f := range c.Base {
-		want[i] = f.FileName
-	}
-	slices.Sort(have)
-	slices.Sort(want)
-	if !slices.Equal(have, want) {
-		return fmt.Errorf("bucket %d: the %s index files changed concurrently (now %v, the change was computed on %v)", c.Bucket, c.IndexType, have, want)
-	}
-	return nil
-}
-
-// CombineIndexEntries is the index manifest after changes: Java's
-// IndexManifestFileHandler for fixed-bucket tables (BucketedCombiner) drops
-// every entry of a changed (partition, bucket, type) and adds the change's
-// files; other entries (HASH indexes, other buckets) stay as they are, in
-// their order.
-func CombineIndexEntries(entries []IndexManifestEntry, changes []IndexChange) []IndexManifestEntry {
-	out := make([]IndexManifestEntry, 0, len(entries)+len(changes))
-	for i := range entries {
-		replaced := false
-		for j := range changes {
-			if changes[j].sameKey(&entries[i]) {
-				replaced = true
-				break
-			}
-		}
-		if !replaced {
-			out = append(out, entries[i])
-		}
-	}
-	for i := range changes {
-		out = append(out, changes[i].Entries()...)
-	}
-	return out
+// WriteIndex writes a new index manifest file and returns its size.
+func WriteIndex(ctx context.Context, fio fileio.FileIO, path string, entries []IndexEntry, compression string) (int64, error) {
+	return writeMetadataFile(ctx, fio, path, "index manifest", func() ([]byte, error) { return EncodeIndex(entries, compression) })
 }

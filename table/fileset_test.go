@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // runShape renders a bucket's runs as "L<level>:<rows>" per file, in run
@@ -89,17 +90,17 @@ func TestFileSetMatchesFixtureHistories(t *testing.T) {
 	}
 }
 
-func entry(kind FileKind, name string, level int32) ManifestEntry {
-	return ManifestEntry{Kind: kind, Partition: EmptyBinaryRow(), Bucket: 0, TotalBuckets: 1,
-		File: DataFileMeta{FileName: name, Level: level, ExtraFiles: []string{}}}
+func entry(kind manifest.FileKind, name string, level int32) manifest.Entry {
+	return manifest.Entry{Kind: kind, Partition: EmptyBinaryRow(), Bucket: 0, TotalBuckets: 1,
+		File: manifest.DataFileMeta{FileName: name, Level: level, ExtraFiles: []string{}}}
 }
 
 func TestMergeEntriesFoldsAsJava(t *testing.T) {
 	t.Run("delete cancels its add and upgrades re-add at a new level", func(t *testing.T) {
-		adds, orphans, err := MergeEntries([]ManifestEntry{
-			entry(FileKindAdd, "a", 0), entry(FileKindAdd, "b", 0),
-			entry(FileKindDelete, "a", 0), entry(FileKindAdd, "a", 5), // upgrade
-			entry(FileKindDelete, "b", 0), entry(FileKindAdd, "c", 5),
+		adds, orphans, err := MergeEntries([]manifest.Entry{
+			entry(manifest.FileKindAdd, "a", 0), entry(manifest.FileKindAdd, "b", 0),
+			entry(manifest.FileKindDelete, "a", 0), entry(manifest.FileKindAdd, "a", 5), // upgrade
+			entry(manifest.FileKindDelete, "b", 0), entry(manifest.FileKindAdd, "c", 5),
 		})
 		metaMust(t, err)
 		if len(orphans) != 0 || len(adds) != 2 || adds[0].File.FileName != "a" || adds[0].File.Level != 5 || adds[1].File.FileName != "c" {
@@ -107,24 +108,24 @@ func TestMergeEntriesFoldsAsJava(t *testing.T) {
 		}
 	})
 	t.Run("an add of a live file is an error", func(t *testing.T) {
-		if _, _, err := MergeEntries([]ManifestEntry{entry(FileKindAdd, "a", 0), entry(FileKindAdd, "a", 0)}); err == nil {
+		if _, _, err := MergeEntries([]manifest.Entry{entry(manifest.FileKindAdd, "a", 0), entry(manifest.FileKindAdd, "a", 0)}); err == nil {
 			t.Fatal("duplicate add accepted")
 		}
 	})
 	t.Run("a delete without its add is kept as orphan and blocks a later add", func(t *testing.T) {
-		adds, orphans, err := MergeEntries([]ManifestEntry{entry(FileKindDelete, "x", 1), entry(FileKindAdd, "y", 0)})
+		adds, orphans, err := MergeEntries([]manifest.Entry{entry(manifest.FileKindDelete, "x", 1), entry(manifest.FileKindAdd, "y", 0)})
 		metaMust(t, err)
 		if len(adds) != 1 || len(orphans) != 1 || orphans[0].File.FileName != "x" {
 			t.Fatalf("adds %+v orphans %+v", adds, orphans)
 		}
-		if _, _, err := MergeEntries([]ManifestEntry{entry(FileKindDelete, "x", 1), entry(FileKindAdd, "x", 1)}); err == nil {
+		if _, _, err := MergeEntries([]manifest.Entry{entry(manifest.FileKindDelete, "x", 1), entry(manifest.FileKindAdd, "x", 1)}); err == nil {
 			t.Fatal("add after an unmatched delete accepted (Java's checkState fails)")
 		}
 	})
 	t.Run("identifiers include extra files and external path", func(t *testing.T) {
-		withExtra := entry(FileKindDelete, "a", 0)
+		withExtra := entry(manifest.FileKindDelete, "a", 0)
 		withExtra.File.ExtraFiles = []string{"a.index"}
-		adds, orphans, err := MergeEntries([]ManifestEntry{entry(FileKindAdd, "a", 0), withExtra})
+		adds, orphans, err := MergeEntries([]manifest.Entry{entry(manifest.FileKindAdd, "a", 0), withExtra})
 		metaMust(t, err)
 		if len(adds) != 1 || len(orphans) != 1 {
 			t.Fatalf("a delete with different extra files must not cancel the add: %d %d", len(adds), len(orphans))
@@ -148,15 +149,15 @@ func TestRunsOrderLevelFilesByMinKeyAndLevel0ByNewest(t *testing.T) {
 	metaMust(t, err)
 
 	keyTypes := typesOf(s.TrimmedPrimaryKeyType())
-	file := func(name string, level int32, minKey string, minSeq, maxSeq int64) ManifestEntry {
-		e := entry(FileKindAdd, name, level)
+	file := func(name string, level int32, minKey string, minSeq, maxSeq int64) manifest.Entry {
+		e := entry(manifest.FileKindAdd, name, level)
 		k, err := EncodeBinaryRow(keyTypes, Row{minKey})
 		metaMust(t, err)
 		e.File.MinKey, e.File.MaxKey = k, k
 		e.File.MinSequenceNumber, e.File.MaxSequenceNumber = minSeq, maxSeq
 		return e
 	}
-	b := &BucketFiles{Files: []ManifestEntry{
+	b := &BucketFiles{Files: []manifest.Entry{
 		file("l1-m", 1, "m", 0, 1),
 		file("l0-old", 0, "a", 2, 3),
 		file("l2-b", 2, "b", 0, 1),

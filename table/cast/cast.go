@@ -1,10 +1,10 @@
-package datafile
+package cast
 
 // Schema-evolution casts. When a data file was written under an older schema
 // (ALTER TABLE ... MODIFY COLUMN TYPE), Java Paimon converts each value of the
 // file's type into the table's current type while reading
 // (SchemaEvolutionUtil.createCastExecutor), with the rules registered in
-// org.apache.paimon.casting.CastExecutors. castFor restates those rules, as
+// org.apache.paimon.casting.CastExecutors. For restates those rules, as
 // they are in Paimon 1.4.2 (the interop oracle's version) and 2.0.0, which
 // differ only in DateTimeUtils.truncate (2.0.0 counts significant fraction
 // digits; taken here). Master since then floors TIMESTAMP to DATE/TIME for
@@ -27,10 +27,11 @@ package datafile
 // (the oracle runs JDK 17) which prints a few values with a non-shortest
 // digit string (1e23 as 9.999999999999999E22) where this prints the shortest.
 //
-// Files: this one resolves the rules (castFor, ruleCast, nested and row
-// casts); cast_number.go holds the numeric primitives and string-to-number
-// parsing, cast_decimal.go DECIMAL, cast_string.go the casts to strings and
-// length fitting, cast_temporal.go DATE/TIME/TIMESTAMP formatting and parsing.
+// Files: this one resolves the rules (For, ruleCast, nested and row
+// casts); number.go holds the numeric primitives and string-to-number
+// parsing, decimal.go DECIMAL, string.go the casts to strings and length
+// fitting, temporal.go DATE/TIME/TIMESTAMP truncation and parsing (their
+// text forms are internal/javacompat's).
 
 import (
 	"errors"
@@ -40,10 +41,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/compactd/compactd/internal/javacompat"
 	"github.com/compactd/compactd/table"
 )
 
-type castFunc func(any) (any, error)
+// Func converts one value of a file's type to the read type; nil values
+// never reach it.
+type Func func(any) (any, error)
 
 // ErrUnsupportedEvolution is returned (wrapped) when a file's column type
 // cannot be converted to the read schema's type, or a value of it cannot (as
@@ -88,15 +92,15 @@ func isTimestamp(r table.TypeRoot) bool {
 	return r == table.TypeTimestamp || r == table.TypeTimestampLTZ
 }
 
-// castFor returns the conversion of values read as type from (a file's
+// For returns the conversion of values read as type from (a file's
 // schema) into type to (the read schema) for schema evolution, nil when no
 // conversion is needed. What Java Paimon cannot cast is refused with
 // ErrUnsupportedEvolution.
-func castFor(from, to table.DataType) (castFunc, error) {
+func For(from, to table.DataType) (Func, error) {
 	if sameType(from, to) {
 		return nil, nil
 	}
-	refuse := func() (castFunc, error) {
+	refuse := func() (Func, error) {
 		return nil, fmt.Errorf("%w: from %s to %s", ErrUnsupportedEvolution, from, to)
 	}
 	// Nested types are converted structurally, as SchemaEvolutionUtil does
@@ -105,7 +109,7 @@ func castFor(from, to table.DataType) (castFunc, error) {
 	case from.Root == table.TypeRow && to.Root == table.TypeRow:
 		return rowCast(from.Fields, to.Fields)
 	case from.Root == table.TypeArray && to.Root == table.TypeArray:
-		ec, err := castFor(*from.Element, *to.Element)
+		ec, err := For(*from.Element, *to.Element)
 		if err != nil || ec == nil {
 			return nil, err
 		}
@@ -130,7 +134,7 @@ func castFor(from, to table.DataType) (castFunc, error) {
 		if !sameType(*from.Key, *to.Key) || from.Key.Nullable != to.Key.Nullable {
 			return refuse()
 		}
-		vc, err := castFor(*from.Value, *to.Value)
+		vc, err := For(*from.Value, *to.Value)
 		if err != nil || vc == nil {
 			return nil, err
 		}
@@ -159,7 +163,7 @@ func valuesUnchanged(from, to table.DataType) bool {
 	return false
 }
 
-func castMap(v any, vc castFunc) (any, error) {
+func castMap(v any, vc Func) (any, error) {
 	m := v.(*table.Map)
 	out := &table.Map{Keys: m.Keys, Values: make([]any, len(m.Values))}
 	for i, val := range m.Values {
@@ -175,15 +179,15 @@ func castMap(v any, vc castFunc) (any, error) {
 }
 
 // rowCast maps a nested row of the file's type to the read type by field id.
-func rowCast(from, to []table.DataField) (castFunc, error) {
+func rowCast(from, to []table.DataField) (Func, error) {
 	src := make([]int, len(to))
-	casts := make([]castFunc, len(to))
+	casts := make([]Func, len(to))
 	for i, tf := range to {
 		src[i] = -1
 		for j, ff := range from {
 			if ff.ID == tf.ID {
 				src[i] = j
-				c, err := castFor(ff.Type, tf.Type)
+				c, err := For(ff.Type, tf.Type)
 				if err != nil {
 					return nil, fmt.Errorf("field %s: %w", tf.Name, err)
 				}
@@ -229,7 +233,7 @@ var stringType = table.DataType{Root: table.TypeVarChar, Length: table.MaxLength
 // ruleCast resolves the cast rule for from -> to as CastExecutors.resolve
 // does (by target type, then input type), nil when Java has none or its
 // rule creates no executor (Java's read fails with "Cannot cast").
-func ruleCast(from, to table.DataType) castFunc {
+func ruleCast(from, to table.DataType) Func {
 	fr, tr := from.Root, to.Root
 	switch {
 	case isIntegral(tr) || isApprox(tr):
@@ -311,10 +315,12 @@ func ruleCast(from, to table.DataType) castFunc {
 		case fr == table.TypeTimestamp:
 			// Released Paimon (up to 2.0.0) divides towards zero, so the
 			// last millisecond before the epoch is day 0; master floors.
-			return func(v any) (any, error) { return int32(v.(table.Timestamp).Millis / millisPerDay), nil }
+			return func(v any) (any, error) { return int32(v.(table.Timestamp).Millis / table.MillisPerDay), nil }
 		case fr == table.TypeTimestampLTZ:
 			// Through LocalDateTime.ofInstant: floored.
-			return func(v any) (any, error) { return int32(table.FloorDiv(v.(table.Timestamp).Millis, millisPerDay)), nil }
+			return func(v any) (any, error) {
+				return int32(javacompat.FloorDiv(v.(table.Timestamp).Millis, table.MillisPerDay)), nil
+			}
 		}
 	case tr == table.TypeTime:
 		switch {
@@ -322,9 +328,11 @@ func ruleCast(from, to table.DataType) castFunc {
 			return func(v any) (any, error) { return stringToTime(v.(string)) }
 		case fr == table.TypeTimestamp:
 			// Java's % up to 2.0.0: negative before the epoch; master floors.
-			return func(v any) (any, error) { return int32(v.(table.Timestamp).Millis % millisPerDay), nil }
+			return func(v any) (any, error) { return int32(v.(table.Timestamp).Millis % table.MillisPerDay), nil }
 		case fr == table.TypeTimestampLTZ:
-			return func(v any) (any, error) { return int32(table.FloorMod(v.(table.Timestamp).Millis, millisPerDay)), nil }
+			return func(v any) (any, error) {
+				return int32(javacompat.FloorMod(v.(table.Timestamp).Millis, table.MillisPerDay)), nil
+			}
 		}
 	case isTimestamp(tr):
 		switch {
@@ -333,7 +341,7 @@ func ruleCast(from, to table.DataType) castFunc {
 			// multiplication wraps). Other numeric types create no executor.
 			return func(v any) (any, error) { return table.Timestamp{Millis: javaLong(v) * 1000}, nil }
 		case fr == table.TypeDate:
-			return func(v any) (any, error) { return table.Timestamp{Millis: int64(v.(int32)) * millisPerDay}, nil }
+			return func(v any) (any, error) { return table.Timestamp{Millis: int64(v.(int32)) * table.MillisPerDay}, nil }
 		case fr == table.TypeTime:
 			return func(v any) (any, error) { return table.Timestamp{Millis: int64(v.(int32))}, nil }
 		case isTimestamp(fr):

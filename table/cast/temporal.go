@@ -1,8 +1,9 @@
-package datafile
+package cast
 
-// DATE, TIME and TIMESTAMP casts: precision truncation, Paimon's civil-date
-// arithmetic, the text forms DateTimeUtils prints, and the parsing of date,
-// time and timestamp strings as DateTimeUtils parses them.
+// DATE, TIME and TIMESTAMP casts: precision truncation and the parsing of
+// date, time and timestamp strings as DateTimeUtils parses them. The
+// civil-date arithmetic and the text forms DateTimeUtils prints are in
+// internal/javacompat.
 
 import (
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/compactd/compactd/internal/javacompat"
 	"github.com/compactd/compactd/table"
 )
 
@@ -19,7 +21,7 @@ import (
 // epoch milliseconds (precision <= 3) or the nanoseconds of the millisecond
 // lose their last digits, by Java's division towards zero.
 func truncateTimestamp(ts table.Timestamp, p int) table.Timestamp {
-	nano := table.FloorMod(ts.Millis, 1000)*1000000 + int64(ts.NanoOfMilli)
+	nano := javacompat.FloorMod(ts.Millis, 1000)*1000000 + int64(ts.NanoOfMilli)
 	frac := strings.TrimRight(fmt.Sprintf("%09d", nano), "0")
 	if len(frac) <= p {
 		return ts
@@ -30,102 +32,6 @@ func truncateTimestamp(ts table.Timestamp, p int) table.Timestamp {
 	}
 	m := int32(math.Pow10(9 - p))
 	return table.Timestamp{Millis: ts.Millis, NanoOfMilli: ts.NanoOfMilli / m * m}
-}
-
-// civil is Paimon's julian-day arithmetic (DateTimeUtils.julianToString).
-func civil(days int32) (year, month, day int) {
-	j := int(days) + julianEpochDay + 32044
-	g := j / 146097
-	dg := j % 146097
-	c := (dg/36524 + 1) * 3 / 4
-	dc := dg - c*36524
-	b := dc / 1461
-	db := dc % 1461
-	a := (db/365 + 1) * 3 / 4
-	da := db - a*365
-	y := g*400 + c*100 + b*4 + a
-	m := (da*5+308)/153 - 2
-	d := da - (m+4)*153/5 + 122
-	return y - 4800 + (m+2)/12, (m+2)%12 + 1, d + 1
-}
-
-func unixDate(y, m, d int) int32 {
-	a := (14 - m) / 12
-	yy := y + 4800 - a
-	mm := m + 12*a - 3
-	julian := d + (153*mm+2)/5 + 365*yy + yy/4 - yy/100 + yy/400 - 32045
-	return int32(julian - julianEpochDay)
-}
-
-// digitsN appends the last n decimal digits of i as Java's int2/int4 do.
-func digitsN(sb *strings.Builder, i, n int) {
-	for k := n - 1; k >= 0; k-- {
-		sb.WriteRune(rune('0' + (i/int(math.Pow10(k)))%10))
-	}
-}
-
-func formatDate(days int32) string {
-	var sb strings.Builder
-	y, m, d := civil(days)
-	digitsN(&sb, y, 4)
-	sb.WriteByte('-')
-	digitsN(&sb, m, 2)
-	sb.WriteByte('-')
-	digitsN(&sb, d, 2)
-	return sb.String()
-}
-
-// formatTime is DateTimeUtils.formatTimestampMillis: HH:mm:ss and, for a
-// positive precision, the milliseconds up to the precision, stopping after
-// the last non-zero digit but keeping at least one.
-func formatTime(t int32, p int) string {
-	time := int(t)
-	for time < 0 {
-		time += millisPerDay
-	}
-	var sb strings.Builder
-	digitsN(&sb, time/3600000, 2)
-	sb.WriteByte(':')
-	digitsN(&sb, time%3600000/60000, 2)
-	sb.WriteByte(':')
-	digitsN(&sb, time%60000/1000, 2)
-	if p > 0 {
-		sb.WriteByte('.')
-		ms := time % 1000
-		for p > 0 {
-			sb.WriteByte(byte('0' + ms/100))
-			ms = ms % 100 * 10
-			if ms == 0 {
-				break
-			}
-			p--
-		}
-	}
-	return sb.String()
-}
-
-// formatTimestamp is DateTimeUtils.formatTimestamp: yyyy-MM-dd HH:mm:ss and
-// the nine-digit fraction with trailing zeros dropped down to the precision.
-func formatTimestamp(ts table.Timestamp, p int) string {
-	day := table.FloorDiv(ts.Millis, millisPerDay)
-	ms := table.FloorMod(ts.Millis, millisPerDay)
-	var sb strings.Builder
-	sb.WriteString(formatDate(int32(day)))
-	sb.WriteByte(' ')
-	digitsN(&sb, int(ms/3600000), 2)
-	sb.WriteByte(':')
-	digitsN(&sb, int(ms%3600000/60000), 2)
-	sb.WriteByte(':')
-	digitsN(&sb, int(ms%60000/1000), 2)
-	frac := fmt.Sprintf("%09d", ms%1000*1000000+int64(ts.NanoOfMilli))
-	for len(frac) > p && strings.HasSuffix(frac, "0") {
-		frac = frac[:len(frac)-1]
-	}
-	if frac != "" {
-		sb.WriteByte('.')
-		sb.WriteString(frac)
-	}
-	return sb.String()
 }
 
 // isJavaNumeric is StringUtils.isNumeric: an optional '-' and at least one
@@ -141,11 +47,6 @@ func isJavaNumeric(s string) bool {
 		}
 	}
 	return true
-}
-
-// javaTrim is String.trim: characters <= ' ' at both ends.
-func javaTrim(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
 }
 
 // javaParseInt is Integer.parseInt after Paimon's isInteger check (ASCII
@@ -182,7 +83,7 @@ func stringToDate(str string) (any, error) {
 	parts := strings.SplitN(s, "-", 3)
 	ymd := []int{0, 1, 1}
 	for i, p := range parts {
-		n, ok := javaParseInt(javaTrim(p))
+		n, ok := javaParseInt(javacompat.Trim(p))
 		if !ok {
 			return nil, valueErr("cannot parse %q as DATE", str)
 		}
@@ -192,7 +93,7 @@ func stringToDate(str string) (any, error) {
 	if !legalDate(y, m, d) {
 		return nil, valueErr("cannot parse %q as DATE", str)
 	}
-	return unixDate(y, m, d), nil
+	return javacompat.UnixDate(y, m, d), nil
 }
 
 func legalDate(y, m, d int) bool {
@@ -234,7 +135,7 @@ func stringToTime(str string) (any, error) {
 		if begin < 0 || end > len(v) || begin > end {
 			return 0, false
 		}
-		return javaParseInt(javaTrim(v[begin:end]))
+		return javaParseInt(javacompat.Trim(v[begin:end]))
 	}
 	colon1 := strings.IndexByte(v, ':')
 	operator, end := -1, len(v)
@@ -290,7 +191,7 @@ func stringToTime(str string) (any, error) {
 				if dot+1 > end {
 					return bad()
 				}
-				milli = parseFraction(javaTrim(v[dot+1 : end]))
+				milli = parseFraction(javacompat.Trim(v[dot+1 : end]))
 			}
 		}
 	}
@@ -449,7 +350,7 @@ func parseTimestampText(s string, p int) (table.Timestamp, bool) {
 		return table.Timestamp{}, false
 	}
 	day = min(day, daysIn(year, month))
-	days := int64(unixDate(year, month, day))
+	days := int64(javacompat.UnixDate(year, month, day))
 	if hour == 24 {
 		if minute != 0 || second != 0 || nano != 0 {
 			return table.Timestamp{}, false
@@ -462,7 +363,7 @@ func parseTimestampText(s string, p int) (table.Timestamp, bool) {
 		m := int(math.Pow10(9 - p))
 		nano = nano / m * m
 	}
-	millis := days*millisPerDay + int64(hour)*3600000 + int64(minute)*60000 + int64(second)*1000 + int64(nano/1000000)
+	millis := days*table.MillisPerDay + int64(hour)*3600000 + int64(minute)*60000 + int64(second)*1000 + int64(nano/1000000)
 	return table.Timestamp{Millis: millis, NanoOfMilli: int32(nano % 1000000)}, true
 }
 

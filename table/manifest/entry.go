@@ -1,4 +1,4 @@
-package table
+package manifest
 
 import (
 	"fmt"
@@ -82,8 +82,8 @@ func LocalMillis(t time.Time) int64 {
 	return t.UnixMilli() + int64(offset)*1000
 }
 
-// ManifestEntry is one record of a data or changelog manifest.
-type ManifestEntry struct {
+// Entry is one record of a data or changelog manifest.
+type Entry struct {
 	Kind         FileKind
 	Partition    []byte // serialized BinaryRow; EmptyBinaryRow() if unpartitioned
 	Bucket       int32
@@ -108,7 +108,7 @@ type FileIdentifier struct {
 }
 
 // Identifier returns the entry's file identifier.
-func (e *ManifestEntry) Identifier() FileIdentifier {
+func (e *Entry) Identifier() FileIdentifier {
 	id := FileIdentifier{
 		Partition: string(e.Partition),
 		Bucket:    e.Bucket,

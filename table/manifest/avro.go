@@ -1,4 +1,4 @@
-package table
+package manifest
 
 // Manifests, manifest lists and index manifests are Avro object containers
 // read and written through internal/avro, compactd's one Avro stack (also
@@ -17,16 +17,16 @@ import (
 	"github.com/compactd/compactd/internal/avro"
 )
 
-// ErrUnsupportedManifestFormat is returned for manifest files that are not
+// ErrUnsupportedFormat is returned for manifest files that are not
 // Avro (Paimon's manifest.format=orc or parquet) or use a codec compactd
 // cannot read.
-var ErrUnsupportedManifestFormat = errors.New("unsupported manifest format")
+var ErrUnsupportedFormat = errors.New("unsupported manifest format")
 
-// ErrCorruptManifest is wrapped by every error caused by the bytes of a
+// ErrCorrupt is wrapped by every error caused by the bytes of a
 // manifest, manifest list or index manifest (as opposed to I/O errors), so
 // callers can stop touching a table whose metadata is damaged. It is
 // internal/avro's ErrCorrupt.
-var ErrCorruptManifest = avro.ErrCorrupt
+var ErrCorrupt = avro.ErrCorrupt
 
 // avroRec is a generically decoded Avro record.
 type avroRec = avro.Record
@@ -42,13 +42,13 @@ type avroFile struct {
 func readAvroFile(data []byte) (*avroFile, error) {
 	switch {
 	case bytes.HasPrefix(data, []byte("ORC")):
-		return nil, fmt.Errorf("%w: file is ORC (manifest.format=orc); only avro manifests are supported", ErrUnsupportedManifestFormat)
+		return nil, fmt.Errorf("%w: file is ORC (manifest.format=orc); only avro manifests are supported", ErrUnsupportedFormat)
 	case bytes.HasPrefix(data, []byte("PAR1")):
-		return nil, fmt.Errorf("%w: file is Parquet (manifest.format=parquet); only avro manifests are supported", ErrUnsupportedManifestFormat)
+		return nil, fmt.Errorf("%w: file is Parquet (manifest.format=parquet); only avro manifests are supported", ErrUnsupportedFormat)
 	}
 	f, err := avro.ReadFile(data, avro.MaxMetadataBlock)
 	if errors.Is(err, avro.ErrUnsupportedCodec) {
-		return nil, fmt.Errorf("%w: %w", ErrUnsupportedManifestFormat, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnsupportedFormat, err)
 	}
 	if err != nil {
 		return nil, err
@@ -179,7 +179,7 @@ func decodeEntries[T any](data []byte, decodeOne func(any) (T, error)) ([]T, err
 	for i, v := range f.values {
 		e, err := decodeOne(v)
 		if err != nil {
-			return nil, fmt.Errorf("%w: entry %d: %w", ErrCorruptManifest, i, err)
+			return nil, fmt.Errorf("%w: entry %d: %w", ErrCorrupt, i, err)
 		}
 		out = append(out, e)
 	}

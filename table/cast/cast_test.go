@@ -1,16 +1,12 @@
-package datafile
+package cast
 
 import (
-	"context"
 	"errors"
-	"io"
 	"math"
 	"math/big"
-	"path/filepath"
 	"reflect"
 	"testing"
 
-	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
 )
 
@@ -25,6 +21,15 @@ func dec(s string, p, sc int) table.Decimal {
 		panic(s)
 	}
 	return table.Decimal{Unscaled: u, Precision: p, Scale: sc}
+}
+
+func mustType(t testing.TB, s string) table.DataType {
+	t.Helper()
+	dt, err := table.ParseAtomicType(s)
+	if err != nil {
+		t.Fatalf("parse %q: %v", s, err)
+	}
+	return dt
 }
 
 func ts(millis int64, nanos int32) table.Timestamp {
@@ -60,12 +65,12 @@ func runCastCases(t *testing.T, cases []castCase) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			from, to := mustType(t, c.from), mustType(t, c.to)
-			f, err := castFor(from, to)
+			f, err := For(from, to)
 			if err != nil {
-				t.Fatalf("castFor(%s, %s): %v", from, to, err)
+				t.Fatalf("For(%s, %s): %v", from, to, err)
 			}
 			if f == nil {
-				t.Fatalf("castFor(%s, %s) is the identity", from, to)
+				t.Fatalf("For(%s, %s) is the identity", from, to)
 			}
 			got, err := f(c.in)
 			if _, wantErr := c.want.(errValue); wantErr {
@@ -384,7 +389,7 @@ func TestNestedToStringCasts(t *testing.T) {
 		{"a row prints its fields in braces", row, str, table.Row{int32(7), int32(3), nil}, "{7, 1970-01-04, null}"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f, err := castFor(c.from, c.to)
+			f, err := For(c.from, c.to)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -398,7 +403,7 @@ func TestNestedToStringCasts(t *testing.T) {
 
 func TestNestedTypesCastTheirParts(t *testing.T) {
 	intT, dbl, str := mustType(t, "INT"), mustType(t, "DOUBLE"), mustType(t, "STRING")
-	f, err := castFor(arrayOf(dbl), arrayOf(intT))
+	f, err := For(arrayOf(dbl), arrayOf(intT))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +411,7 @@ func TestNestedTypesCastTheirParts(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, []any{int32(1), nil, int32(math.MinInt32)}) {
 		t.Fatalf("array cast: %#v, %v", got, err)
 	}
-	f, err = castFor(mapOf(str, dbl), mapOf(str, intT))
+	f, err = For(mapOf(str, dbl), mapOf(str, intT))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,11 +420,11 @@ func TestNestedTypesCastTheirParts(t *testing.T) {
 		t.Fatalf("map cast: %#v, %v", got, err)
 	}
 	// Java requires equal map key types.
-	if _, err := castFor(mapOf(intT, str), mapOf(mustType(t, "BIGINT"), str)); !errors.Is(err, ErrUnsupportedEvolution) {
+	if _, err := For(mapOf(intT, str), mapOf(mustType(t, "BIGINT"), str)); !errors.Is(err, ErrUnsupportedEvolution) {
 		t.Fatalf("map key change: %v", err)
 	}
 	// A failing element fails the whole value, as Java's read does.
-	f, err = castFor(arrayOf(str), arrayOf(intT))
+	f, err = For(arrayOf(str), arrayOf(intT))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,7 +438,7 @@ func TestNestedTypesCastTheirParts(t *testing.T) {
 	to := table.DataType{Root: table.TypeRow, Fields: []table.DataField{
 		{ID: 2, Name: "bb", Type: intT}, {ID: 3, Name: "new", Type: str}, {ID: 1, Name: "a", Type: mustType(t, "INT")},
 	}}
-	f, err = castFor(from, to)
+	f, err = For(from, to)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,8 +475,8 @@ func TestCastsJavaHasNoRuleForAreRefused(t *testing.T) {
 		// Java has STRING to ARRAY/MAP/ROW parsing; compactd does not (yet).
 		{mustType(t, "STRING"), arrayOf(mustType(t, "INT"))},
 	} {
-		if _, err := castFor(c.from, c.to); !errors.Is(err, ErrUnsupportedEvolution) {
-			t.Errorf("castFor(%s, %s) = %v, want ErrUnsupportedEvolution", c.from, c.to, err)
+		if _, err := For(c.from, c.to); !errors.Is(err, ErrUnsupportedEvolution) {
+			t.Errorf("For(%s, %s) = %v, want ErrUnsupportedEvolution", c.from, c.to, err)
 		}
 	}
 }
@@ -487,71 +492,15 @@ func TestSameTypesAndWideningsThatKeepValuesNeedNoCast(t *testing.T) {
 		{"TIMESTAMP(3)", "TIMESTAMP(6)"},
 		{"TIMESTAMP(6)", "TIMESTAMP(6) WITH LOCAL TIME ZONE"},
 	} {
-		f, err := castFor(mustType(t, c[0]), mustType(t, c[1]))
+		f, err := For(mustType(t, c[0]), mustType(t, c[1]))
 		if err != nil || f != nil {
 			t.Errorf("%s to %s: cast %v, %v", c[0], c[1], f != nil, err)
 		}
 	}
 	// These change values.
 	for _, c := range [][2]string{{"VARCHAR(3)", "CHAR(5)"}, {"STRING", "VARCHAR(3)"}, {"BYTES", "BINARY(2)"}, {"TIMESTAMP(6)", "TIMESTAMP(3)"}} {
-		if f, err := castFor(mustType(t, c[0]), mustType(t, c[1])); err != nil || f == nil {
+		if f, err := For(mustType(t, c[0]), mustType(t, c[1])); err != nil || f == nil {
 			t.Errorf("%s to %s: cast %v, %v", c[0], c[1], f != nil, err)
 		}
-	}
-}
-
-// TestReadingAnOldFileAppliesTheCasts writes a Parquet file under an old
-// schema and reads it through types changed the way the paimon-cpp fixtures
-// change them; an unparsable string fails the read as in Java.
-func TestReadingAnOldFileAppliesTheCasts(t *testing.T) {
-	old := table.RowType{
-		{ID: 0, Name: "s", Type: mustType(t, "STRING")},
-		{ID: 1, Name: "d", Type: mustType(t, "DOUBLE")},
-		{ID: 2, Name: "ts", Type: mustType(t, "TIMESTAMP(3)")},
-		{ID: 3, Name: "b", Type: mustType(t, "STRING")},
-	}
-	latest := table.RowType{
-		{ID: 0, Name: "s", Type: mustType(t, "INT")},
-		{ID: 1, Name: "d", Type: mustType(t, "INT")},
-		{ID: 2, Name: "ts", Type: mustType(t, "BIGINT")},
-		{ID: 3, Name: "b", Type: mustType(t, "BOOLEAN")},
-	}
-	write := func(rows ...table.Row) string {
-		path := filepath.Join(t.TempDir(), "data-cast-0.parquet")
-		w, err := NewRowWriter(context.Background(), fileio.NewLocal(), path, old, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range rows {
-			if err := w.Write(r); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if _, err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	got := readAllRows(t, write(
-		table.Row{"12", 1e10, ts(-1500, 0), "yes"},
-		table.Row{nil, nil, nil, nil},
-		table.Row{"-7.5", -2.9, ts(1700000000999, 0), "F"},
-	), old, latest)
-	want := []table.Row{
-		{int32(12), int32(math.MaxInt32), int64(-1), true},
-		{nil, nil, nil, nil},
-		{int32(-7), int32(-2), int64(1700000000), false},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("got %v, want %v", got, want)
-	}
-
-	r, err := OpenRows(context.Background(), fileio.NewLocal(), write(table.Row{"x", 1.0, ts(0, 0), "t"}), old, latest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	if _, err := r.Next(); errors.Is(err, io.EOF) || !errors.Is(err, ErrUnsupportedEvolution) {
-		t.Fatalf("reading \"x\" as INT: %v, want an ErrUnsupportedEvolution error", err)
 	}
 }

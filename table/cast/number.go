@@ -1,4 +1,4 @@
-package datafile
+package cast
 
 // Casts between the numeric primitives (Java's widening, narrowing and
 // double-to-integer conversions) and from strings to numbers, parsed as
@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/compactd/compactd/internal/javacompat"
 	"github.com/compactd/compactd/table"
 )
 
@@ -103,7 +104,7 @@ func fromJavaLong(x int64, r table.TypeRoot) any {
 // numericPrimitiveCast is NumericPrimitiveCastRule: Number.byteValue() ...
 // doubleValue(). For a Float/Double, byteValue and shortValue are
 // (byte)(int)d and (short)(int)d: saturate to int, then wrap.
-func numericPrimitiveCast(fr, tr table.TypeRoot) castFunc {
+func numericPrimitiveCast(fr, tr table.TypeRoot) Func {
 	if isIntegral(fr) {
 		return func(v any) (any, error) { return fromJavaLong(javaLong(v), tr), nil }
 	}
@@ -130,7 +131,7 @@ func numericPrimitiveCast(fr, tr table.TypeRoot) castFunc {
 // sign, digits, an optional well-formed fraction that is dropped; overflow
 // is an error, also for TINYINT/SMALLINT) and Float/Double.parseFloat
 // (which trims).
-func stringToNumericCast(tr table.TypeRoot) castFunc {
+func stringToNumericCast(tr table.TypeRoot) Func {
 	switch tr {
 	case table.TypeFloat, table.TypeDouble:
 		return func(v any) (any, error) {
@@ -218,7 +219,7 @@ func parseJavaIntegral(s string, bits int) (int64, bool) {
 // number with optional exponent or a hexadecimal one with a binary exponent,
 // and an optional f/F/d/D suffix.
 func parseJavaDouble(s string, float bool) (float64, bool) {
-	s = strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+	s = javacompat.Trim(s)
 	body := s
 	neg := false
 	if body != "" && (body[0] == '+' || body[0] == '-') {

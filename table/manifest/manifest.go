@@ -1,4 +1,4 @@
-package table
+package manifest
 
 import (
 	"context"
@@ -45,26 +45,26 @@ const (
 		`,{"name":"_WRITE_COLS_SEQUENCES","type":["null",{"type":"array","items":"long"}],"default":null}]}}]}`
 )
 
-// ReadManifest reads a data or changelog manifest file in any layout
+// Read reads a data or changelog manifest file in any layout
 // written by Paimon 0.8 to 2.x.
-func ReadManifest(ctx context.Context, fio fileio.FileIO, path string) ([]ManifestEntry, error) {
-	return readMetadataFile(ctx, fio, path, "manifest", DecodeManifest)
+func Read(ctx context.Context, fio fileio.FileIO, path string) ([]Entry, error) {
+	return readMetadataFile(ctx, fio, path, "manifest", Decode)
 }
 
-// DecodeManifest decodes the bytes of a manifest file.
-func DecodeManifest(data []byte) ([]ManifestEntry, error) {
-	return decodeEntries(data, decodeManifestEntry)
+// Decode decodes the bytes of a manifest file.
+func Decode(data []byte) ([]Entry, error) {
+	return decodeEntries(data, decodeEntry)
 }
 
-func decodeManifestEntry(v any) (ManifestEntry, error) {
+func decodeEntry(v any) (Entry, error) {
 	r, err := topRecord(v, "manifest entry")
 	if err != nil {
-		return ManifestEntry{}, err
+		return Entry{}, err
 	}
 	if ver := r.int32("_VERSION"); r.err == nil && ver != manifestVersion {
-		return ManifestEntry{}, fmt.Errorf("manifest entry _VERSION %d, only %d is supported (Java: please recreate the table)", ver, manifestVersion)
+		return Entry{}, fmt.Errorf("manifest entry _VERSION %d, only %d is supported (Java: please recreate the table)", ver, manifestVersion)
 	}
-	var e ManifestEntry
+	var e Entry
 	kind := r.int32("_KIND")
 	switch FileKind(kind) {
 	case FileKindAdd, FileKindDelete:
@@ -80,7 +80,7 @@ func decodeManifestEntry(v any) (ManifestEntry, error) {
 		r.done(fr)
 	}
 	if r.err != nil {
-		return ManifestEntry{}, r.err
+		return Entry{}, r.err
 	}
 	return e, nil
 }
@@ -125,9 +125,9 @@ func decodeDataFileMeta(r *avroFieldReader) DataFileMeta {
 	return m
 }
 
-// EncodeManifest encodes entries as a manifest file in the 1.3–2.0 layout.
+// Encode encodes entries as a manifest file in the 1.3–2.0 layout.
 // compression is Paimon's manifest.compression value ("" = zstd).
-func EncodeManifest(entries []ManifestEntry, compression string) ([]byte, error) {
+func Encode(entries []Entry, compression string) ([]byte, error) {
 	codec, err := avroCodecName(compression)
 	if err != nil {
 		return nil, err
@@ -200,8 +200,8 @@ func encodeDataFileMeta(w *avroWriter, m *DataFileMeta, withSeq bool) {
 	}
 }
 
-// WriteManifest writes entries as a new manifest file and returns its size,
+// Write writes entries as a new manifest file and returns its size,
 // the _FILE_SIZE its manifest-list row must carry.
-func WriteManifest(ctx context.Context, fio fileio.FileIO, path string, entries []ManifestEntry, compression string) (int64, error) {
-	return writeMetadataFile(ctx, fio, path, "manifest", func() ([]byte, error) { return EncodeManifest(entries, compression) })
+func Write(ctx context.Context, fio fileio.FileIO, path string, entries []Entry, compression string) (int64, error) {
+	return writeMetadataFile(ctx, fio, path, "manifest", func() ([]byte, error) { return Encode(entries, compression) })
 }

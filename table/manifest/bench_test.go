@@ -1,13 +1,15 @@
-package table
+package manifest_test
 
 import (
 	"fmt"
 	"testing"
+
+	"github.com/compactd/compactd/table/manifest"
 )
 
-func benchEntries(b *testing.B, n int) []ManifestEntry {
+func benchEntries(b *testing.B, n int) []manifest.Entry {
 	base := mfSampleEntries(b)
-	out := make([]ManifestEntry, n)
+	out := make([]manifest.Entry, n)
 	for i := range out {
 		out[i] = base[i%2]
 		out[i].File.FileName = fmt.Sprintf("data-%08d-0.parquet", i)
@@ -16,14 +18,14 @@ func benchEntries(b *testing.B, n int) []ManifestEntry {
 }
 
 func BenchmarkDecodeManifest10k(b *testing.B) {
-	data, err := EncodeManifest(benchEntries(b, 10000), "zstd")
+	data, err := manifest.Encode(benchEntries(b, 10000), "zstd")
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := DecodeManifest(data); err != nil {
+		if _, err := manifest.Decode(data); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -33,7 +35,7 @@ func BenchmarkEncodeManifest10k(b *testing.B) {
 	entries := benchEntries(b, 10000)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := EncodeManifest(entries, "zstd"); err != nil {
+		if _, err := manifest.Encode(entries, "zstd"); err != nil {
 			b.Fatal(err)
 		}
 	}

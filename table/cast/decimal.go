@@ -1,4 +1,4 @@
-package datafile
+package cast
 
 // DECIMAL casts: decimal to and from the numeric primitives, Java's
 // BigDecimal string parsing and plain formatting, and HALF_UP rounding to a
@@ -16,7 +16,7 @@ import (
 // decimalToNumericCast is DecimalToNumericPrimitiveCastRule: integral types
 // round towards zero, keep the low 64 bits (BigDecimal.longValue) and then
 // wrap; FLOAT is (float) of the DOUBLE result.
-func decimalToNumericCast(tr table.TypeRoot) castFunc {
+func decimalToNumericCast(tr table.TypeRoot) Func {
 	return func(v any) (any, error) {
 		d := v.(table.Decimal)
 		switch tr {
