@@ -18,8 +18,9 @@ import (
 )
 
 // JobResult is the outcome of one executed job: the manifest entries to
-// commit (DELETEs of the inputs, then ADDs of the outputs) and every file
-// written, which must be deleted if the result is not committed.
+// commit (DELETEs of the inputs, then ADDs of the outputs), its index
+// changes, and every file written (index files included), which must be
+// deleted if the result is not committed.
 type JobResult struct {
 	Job      planner.Job
 	Entries  []manifest.Entry
@@ -30,6 +31,12 @@ type JobResult struct {
 	BytesOut int64
 	FilesIn  int
 	FilesOut int
+
+	// IndexChanges are the job's index changes (the bucket's new
+	// deletion-vector index file: deletionvector.Maintainer.Write, recorded
+	// with AddIndexChange, which also adds the file to Written). They are
+	// committed with Entries, in the same COMPACT snapshot.
+	IndexChanges []table.IndexChange
 }
 
 // executor runs jobs of one table.

@@ -49,6 +49,14 @@ type CommitRequest struct {
 	CommitUser       string // a fresh UUID per compactd process; never a writer's
 	CommitIdentifier int64  // BatchCommitIdentifier for one-off commits
 	Entries          []manifest.Entry
+	// IndexChanges replace index files of fixed buckets (the deletion
+	// vectors a compaction changed). A commit with index changes writes a
+	// new index manifest (the latest snapshot's entries combined with the
+	// changes as Java's BucketedCombiner does) and always runs the
+	// conflict checks, including CheckIndexBase and that every vector
+	// names a data file live after the commit; without them the snapshot
+	// reuses the latest index manifest.
+	IndexChanges []IndexChange
 	// Check runs Java's conflict checks (always done for COMPACT).
 	Check bool
 	// Now is the commit time; zero means time.Now().
@@ -83,7 +91,10 @@ func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, e
 	if req.Kind == "" {
 		req.Kind = CommitAppend
 	}
-	check := req.Check || req.Kind == CommitCompact || req.Kind == CommitOverwrite
+	check := req.Check || req.Kind == CommitCompact || req.Kind == CommitOverwrite || len(req.IndexChanges) > 0
+	if err := t.validateIndexChanges(req.IndexChanges); err != nil {
+		return nil, err
+	}
 	maxRetries := opts.CommitMaxRetries
 	if maxRetries <= 0 {
 		maxRetries = 10
@@ -231,8 +242,31 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 			return nil, nil, fmt.Errorf("commit to %s: %w", t.FullName(), err)
 		}
 	}
+	// The index manifest the changes combine with; they must still apply
+	// to it (CheckIndexBase).
+	var index []manifest.IndexEntry
+	if len(req.IndexChanges) > 0 {
+		latestID := int64(0)
+		if latest != nil {
+			latestID = latest.ID
+			var err error
+			if index, err = t.IndexEntries(ctx, latest); err != nil {
+				return nil, nil, fmt.Errorf("commit to %s: %w", t.FullName(), err)
+			}
+			for i := range index {
+				if index[i].Kind != manifest.FileKindAdd {
+					return nil, nil, fmt.Errorf("commit to %s: index manifest %s of snapshot %d holds a DELETE entry (%s); Java stores only ADD entries", t.FullName(), *latest.IndexManifest, latest.ID, index[i].IndexFile.FileName)
+				}
+			}
+		}
+		for i := range req.IndexChanges {
+			if err := CheckIndexBase(index, &req.IndexChanges[i]); err != nil {
+				return nil, nil, &ConflictError{Table: t.FullName(), Snapshot: latestID, Reason: err.Error()}
+			}
+		}
+	}
 	if check {
-		if err := t.checkConflicts(ctx, latest, base, req.Entries); err != nil {
+		if err := t.checkConflicts(ctx, latest, base, req.Entries, req.IndexChanges); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -268,6 +302,20 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 		}
 		delta = append(delta, meta)
 	}
+	var indexName *string
+	if latest != nil {
+		indexName = latest.IndexManifest
+	}
+	if len(req.IndexChanges) > 0 {
+		name := t.paths.NewIndexManifestName()
+		path := t.paths.ManifestPath(name)
+		if _, err := manifest.WriteIndex(ctx, t.fio, path, CombineIndexEntries(index, req.IndexChanges), codec); err != nil {
+			return nil, written, fmt.Errorf("commit to %s: %w", t.FullName(), err)
+		}
+		written = append(written, path)
+		indexName = &name
+	}
+
 	deltaName := t.paths.NewManifestListName()
 	deltaSize, err := manifest.WriteList(ctx, t.fio, t.paths.ManifestPath(deltaName), delta, codec)
 	if err != nil {
@@ -316,13 +364,14 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 		TimeMillis:            now.UnixMilli(),
 		TotalRecordCount:      deltaRecords,
 		DeltaRecordCount:      deltaRecords,
+		IndexManifest:         indexName,
 	}
 	if latest != nil {
 		s.ID = latest.ID + 1
 		s.TotalRecordCount = latest.TotalRecordCount + deltaRecords
-		// Index files, watermark, statistics and row ids are untouched by
-		// the delta, so they carry over as Java carries them.
-		s.IndexManifest = latest.IndexManifest
+		// Watermark, statistics and row ids are untouched by the delta, so
+		// they carry over as Java carries them; so does the index manifest
+		// unless the commit changes index files.
 		s.Watermark = latest.Watermark
 		s.Statistics = latest.Statistics
 		s.NextRowID = latest.NextRowID

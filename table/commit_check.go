@@ -22,7 +22,7 @@ func typesOfRow(rt RowType) []DataType {
 
 // checkConflicts runs Java's commit checks (§8.4 of the format spec) on the
 // partitions the delta touches.
-func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []manifest.ListEntry, delta []manifest.Entry) error {
+func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []manifest.ListEntry, delta []manifest.Entry, index []IndexChange) error {
 	latestID := int64(0)
 	if latest != nil {
 		latestID = latest.ID
@@ -36,6 +36,9 @@ func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []man
 	touched := map[string]bool{}
 	for i := range delta {
 		touched[string(delta[i].Partition)] = true
+	}
+	for i := range index {
+		touched[string(index[i].Partition)] = true
 	}
 	live := map[manifest.FileIdentifier]*manifest.Entry{}
 	if latest != nil {
@@ -83,6 +86,31 @@ func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []man
 				return conflict("file %s (bucket %d, level %d) to delete is no longer live", e.File.FileName, e.Bucket, e.File.Level)
 			}
 			delete(live, id)
+		}
+	}
+	// Every deletion vector the commit writes must name a data file of its
+	// bucket that is live after the commit (Java checks this pairing for
+	// unaware-bucket tables only; a vector of a file a concurrent writer
+	// removed would be meaningless).
+	type bucketFile struct {
+		part   string
+		bucket int32
+		name   string
+	}
+	var liveFiles map[bucketFile]bool
+	for i := range index {
+		for _, f := range index[i].Files {
+			for _, dv := range f.DeletionVectors {
+				if liveFiles == nil {
+					liveFiles = make(map[bucketFile]bool, len(live))
+					for _, e := range live {
+						liveFiles[bucketFile{string(e.Partition), e.Bucket, e.File.FileName}] = true
+					}
+				}
+				if !liveFiles[bucketFile{string(index[i].Partition), index[i].Bucket, dv.DataFileName}] {
+					return conflict("bucket %d: index file %s holds a deletion vector of data file %s, which is not live", index[i].Bucket, f.FileName, dv.DataFileName)
+				}
+			}
 		}
 	}
 	if !t.HasPrimaryKey() {

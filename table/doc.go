@@ -33,7 +33,9 @@
 //     commit.go is Table.Commit and its attempt loop (manifests and
 //     manifest lists written, then the snapshot file published by exclusive
 //     create); commit_check.go the conflict checks against the latest
-//     snapshot; commit_merge.go the minor manifest merge of the base list.
+//     snapshot; indexchange.go the IndexChange a commit carries (a bucket's
+//     deletion-vector index files replaced: CombineIndexEntries,
+//     CheckIndexBase) and the new index manifest it writes; commit_merge.go the minor manifest merge of the base list.
 //     ConflictError and ErrCommitOutcomeUnknown tell a caller whether its
 //     files may be deleted.
 //   - Damage: DamagedError and ErrCorrupt (damage.go) are how a reader
