@@ -19,6 +19,7 @@ import (
 	"github.com/compactd/compactd/scan"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // Options configure one compaction run of a table.
@@ -398,21 +399,26 @@ func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.J
 	return slices.DeleteFunc(results, func(r *JobResult) bool { return r == nil }), nil
 }
 
-// commitResults commits the jobs' entries as one COMPACT snapshot. On a
-// conflict it drops the jobs whose inputs are no longer live, deletes their
-// files, and commits the rest.
+// commitResults commits the jobs' entries and index changes as one COMPACT
+// snapshot. On a conflict it drops the jobs whose inputs are no longer live
+// or whose bucket's deletion vectors a concurrent commit changed (their
+// vectors would overwrite that commit's), deletes their files, and commits
+// the rest.
 func commitResults(ctx context.Context, t *table.Table, results []*JobResult, o Options) (*table.Snapshot, []*JobResult, error) {
 	kept := results
 	for attempt := 0; ; attempt++ {
-		var entries []table.ManifestEntry
+		var entries []manifest.Entry
+		var index []table.IndexChange
 		for _, r := range kept {
 			entries = append(entries, r.Entries...)
+			index = append(index, r.IndexChanges...)
 		}
-		if len(entries) == 0 {
+		if len(entries) == 0 && len(index) == 0 {
 			return nil, nil, nil
 		}
 		res, err := t.Commit(ctx, table.CommitRequest{
-			Kind: table.CommitCompact, CommitUser: o.CommitUser, CommitIdentifier: table.BatchCommitIdentifier, Entries: entries,
+			Kind: table.CommitCompact, CommitUser: o.CommitUser, CommitIdentifier: table.BatchCommitIdentifier,
+			Entries: entries, IndexChanges: index,
 		})
 		if err == nil {
 			return res.Snapshot, kept, nil
@@ -431,24 +437,22 @@ func commitResults(ctx context.Context, t *table.Table, results []*JobResult, o 
 			return nil, nil, err
 		}
 		slog.Warn("compaction commit conflicts, dropping jobs whose inputs changed", "table", t.FullName(), "err", err)
-		live, err := liveSet(ctx, t)
-		if err != nil {
-			return nil, nil, err
+		latest, lerr := latestState(ctx, t)
+		if lerr != nil {
+			// Nothing of this attempt was published (a conflict is
+			// definite), so the outputs go.
+			for _, r := range kept {
+				t.DeleteUnreferenced(r.Written)
+			}
+			return nil, nil, lerr
 		}
 		var next []*JobResult
 		for _, r := range kept {
-			ok := true
-			for i := range r.Entries {
-				e := &r.Entries[i]
-				if e.Kind == table.FileKindDelete && !live[e.Identifier()] {
-					ok = false
-					break
-				}
-			}
-			if ok {
-				next = append(next, r)
-			} else {
+			if why := latest.stale(r); why != "" {
+				slog.Info("dropping compaction job", "table", t.FullName(), "bucket", r.Job.Bucket, "reason", why)
 				t.DeleteUnreferenced(r.Written)
+			} else {
+				next = append(next, r)
 			}
 		}
 		if len(next) == len(kept) {
@@ -462,7 +466,21 @@ func commitResults(ctx context.Context, t *table.Table, results []*JobResult, o 
 	}
 }
 
-func liveSet(ctx context.Context, t *table.Table) (map[table.FileIdentifier]bool, error) {
+// tableState is what a job's result is checked against after a conflict:
+// the latest snapshot's live files and index entries.
+type tableState struct {
+	live  map[manifest.FileIdentifier]bool
+	names map[bucketFile]bool
+	index []manifest.IndexEntry
+}
+
+type bucketFile struct {
+	partition string
+	bucket    int32
+	name      string
+}
+
+func latestState(ctx context.Context, t *table.Table) (*tableState, error) {
 	latest, err := t.LatestSnapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -471,11 +489,61 @@ func liveSet(ctx context.Context, t *table.Table) (map[table.FileIdentifier]bool
 	if err != nil {
 		return nil, err
 	}
-	live := make(map[table.FileIdentifier]bool, len(adds))
+	st := &tableState{live: make(map[manifest.FileIdentifier]bool, len(adds)), names: make(map[bucketFile]bool, len(adds))}
 	for i := range adds {
-		live[adds[i].Identifier()] = true
+		st.live[adds[i].Identifier()] = true
+		st.names[bucketFile{string(adds[i].Partition), adds[i].Bucket, adds[i].File.FileName}] = true
 	}
-	return live, nil
+	if st.index, err = t.IndexEntries(ctx, latest); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// stale says why r can no longer be committed on top of st ("" if it can):
+// an input is gone, its bucket's index files changed, or a deletion vector
+// it writes names a data file that is gone.
+func (st *tableState) stale(r *JobResult) string {
+	for i := range r.Entries {
+		e := &r.Entries[i]
+		if e.Kind == manifest.FileKindDelete && !st.live[e.Identifier()] {
+			return fmt.Sprintf("input %s is no longer live", e.File.FileName)
+		}
+	}
+	for i := range r.IndexChanges {
+		c := &r.IndexChanges[i]
+		if err := table.CheckIndexBase(st.index, c); err != nil {
+			return err.Error()
+		}
+		added := map[string]bool{}
+		for j := range r.Entries {
+			if r.Entries[j].Kind == manifest.FileKindAdd {
+				added[r.Entries[j].File.FileName] = true
+			}
+		}
+		for _, f := range c.Files {
+			for _, dv := range f.DeletionVectors {
+				if !added[dv.DataFileName] && !st.names[bucketFile{string(c.Partition), c.Bucket, dv.DataFileName}] {
+					return fmt.Sprintf("data file %s with a deletion vector is no longer live", dv.DataFileName)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// AddIndexChange records an index change of the job and the index file
+// written for it: the change is committed with the job's entries, and the
+// file is deleted with the job's other outputs if it is not. A nil change
+// (nothing changed) records nothing.
+func (r *JobResult) AddIndexChange(c *table.IndexChange, path string) {
+	if c == nil {
+		return
+	}
+	r.IndexChanges = append(r.IndexChanges, *c)
+	if path != "" {
+		r.Written = append(r.Written, path)
+	}
 }
 
 func isNoSnapshot(err error) bool { return errors.Is(err, table.ErrNoSnapshot) }

@@ -16,6 +16,7 @@ import (
 	"github.com/compactd/compactd/planner"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 	"github.com/compactd/compactd/write"
 )
 
@@ -59,7 +60,7 @@ func addFile(t *testing.T, tb *table.Table, level int32, recs []table.KeyValue) 
 	t.Helper()
 	ctx := context.Background()
 	part := table.EmptyBinaryRow()
-	r := write.NewRoller(ctx, tb, part, 0, level, table.FileSourceCompact)
+	r := write.NewRoller(ctx, tb, part, 0, level, manifest.FileSourceCompact)
 	for _, kv := range recs {
 		if err := r.Write(kv); err != nil {
 			t.Fatal(err)
@@ -70,7 +71,7 @@ func addFile(t *testing.T, tb *table.Table, level int32, recs []table.KeyValue) 
 		t.Fatalf("write file: %d files, %v", len(metas), err)
 	}
 	if _, err := tb.Commit(ctx, table.CommitRequest{Kind: table.CommitCompact, CommitUser: "test", CommitIdentifier: table.BatchCommitIdentifier,
-		Entries: []table.ManifestEntry{{Kind: table.FileKindAdd, Partition: part, Bucket: 0, TotalBuckets: 1, File: metas[0]}}}); err != nil {
+		Entries: []manifest.Entry{{Kind: manifest.FileKindAdd, Partition: part, Bucket: 0, TotalBuckets: 1, File: metas[0]}}}); err != nil {
 		t.Fatal(err)
 	}
 	return metas[0].FileName
@@ -90,10 +91,10 @@ func withDVs(t *testing.T, tb *table.Table, v *TableView, deleted map[string][]i
 		vectors[f] = dv
 	}
 	data, ranges := datafile.EncodeDeletionVectorsIndexFile(vectors)
-	idx := table.IndexFileMeta{IndexType: table.IndexTypeDeletionVectors, FileName: "index-test-0", FileSize: int64(len(data)), RowCount: int64(len(ranges))}
+	idx := manifest.IndexFileMeta{IndexType: manifest.IndexTypeDeletionVectors, FileName: "index-test-0", FileSize: int64(len(data)), RowCount: int64(len(ranges))}
 	for _, r := range ranges {
 		c := r.Cardinality
-		idx.DeletionVectors = append(idx.DeletionVectors, table.DeletionVectorMeta{DataFileName: r.DataFile, Offset: r.Offset, Length: r.Length, Cardinality: &c})
+		idx.DeletionVectors = append(idx.DeletionVectors, manifest.DeletionVectorMeta{DataFileName: r.DataFile, Offset: r.Offset, Length: r.Length, Cardinality: &c})
 	}
 	b := v.buckets[planner.BucketID{Partition: string(table.EmptyBinaryRow()), Bucket: 0}]
 	path, err := tb.Paths().IndexFileOf(b.Partition, b.Bucket, &idx)
@@ -138,7 +139,7 @@ func readOutputs(t *testing.T, tb *table.Table, res *JobResult) []string {
 	var out []string
 	for i := range res.Entries {
 		e := &res.Entries[i]
-		if e.Kind != table.FileKindAdd || !slices.Contains(res.Written, mustPath(t, tb, e)) {
+		if e.Kind != manifest.FileKindAdd || !slices.Contains(res.Written, mustPath(t, tb, e)) {
 			continue
 		}
 		r, err := datafile.OpenKeyValue(ctx, tb.FileIO(), mustPath(t, tb, e), read, read)
@@ -160,7 +161,7 @@ func readOutputs(t *testing.T, tb *table.Table, res *JobResult) []string {
 	return out
 }
 
-func mustPath(t *testing.T, tb *table.Table, e *table.ManifestEntry) string {
+func mustPath(t *testing.T, tb *table.Table, e *manifest.Entry) string {
 	t.Helper()
 	p, err := tb.DataFilePath(e)
 	if err != nil {
@@ -446,19 +447,19 @@ func TestDeletionVectorCompactionLeavesOneLiveRowPerKey(t *testing.T) {
 					}
 					marked[f][pos] = true
 				}
-				live := map[string]*table.ManifestEntry{}
+				live := map[string]*manifest.Entry{}
 				b := v.buckets[plan.Jobs[0].ID()]
 				for i := range b.Files {
 					live[b.Files[i].File.FileName] = &b.Files[i]
 				}
 				for i := range res.Entries {
 					e := &res.Entries[i]
-					if e.Kind == table.FileKindDelete {
+					if e.Kind == manifest.FileKindDelete {
 						delete(live, e.File.FileName)
 					}
 				}
 				for i := range res.Entries {
-					if e := &res.Entries[i]; e.Kind == table.FileKindAdd {
+					if e := &res.Entries[i]; e.Kind == manifest.FileKindAdd {
 						live[e.File.FileName] = e
 					}
 				}

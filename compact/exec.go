@@ -14,15 +14,17 @@ import (
 	"github.com/compactd/compactd/scan"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 	"github.com/compactd/compactd/write"
 )
 
 // JobResult is the outcome of one executed job: the manifest entries to
-// commit (DELETEs of the inputs, then ADDs of the outputs) and every file
-// written, which must be deleted if the result is not committed.
+// commit (DELETEs of the inputs, then ADDs of the outputs), its index
+// changes, and every file written (index files included), which must be
+// deleted if the result is not committed.
 type JobResult struct {
 	Job      planner.Job
-	Entries  []table.ManifestEntry
+	Entries  []manifest.Entry
 	Written  []string
 	RowsIn   int64
 	RowsOut  int64
@@ -35,6 +37,12 @@ type JobResult struct {
 	// notifyRewriteCompactBefore). Upgraded files are not listed; they
 	// keep theirs.
 	Rewritten []string
+
+	// IndexChanges are the job's index changes (the bucket's new
+	// deletion-vector index file: deletionvector.Maintainer.Write, recorded
+	// with AddIndexChange, which also adds the file to Written). They are
+	// committed with Entries, in the same COMPACT snapshot.
+	IndexChanges []table.IndexChange
 }
 
 // executor runs jobs of one table.
@@ -121,14 +129,14 @@ func (x *executor) runBucket(ctx context.Context, job planner.Job, dvs merge.Del
 			return res, fmt.Errorf("deletion vectors of %s bucket %d: %w", x.t.FullName(), job.Bucket, err)
 		}
 	}
-	entry := func(f planner.File) (*table.ManifestEntry, error) {
+	entry := func(f planner.File) (*manifest.Entry, error) {
 		e, ok := x.view.Entry(id, f.Name)
 		if !ok {
 			return nil, fmt.Errorf("planned file %s is not live in bucket %d", f.Name, job.Bucket)
 		}
 		return e, nil
 	}
-	var deletes, adds []table.ManifestEntry
+	var deletes, adds []manifest.Entry
 	// One lookup per job: its steps come in key order, so the lookup's
 	// files are read forward once.
 	var higher *lookup.Levels
@@ -166,14 +174,14 @@ func (x *executor) runBucket(ctx context.Context, job planner.Job, dvs merge.Del
 				}
 			}
 			up := *e
-			up.Kind = table.FileKindAdd
+			up.Kind = manifest.FileKindAdd
 			up.File.Level = int32(job.OutputLevel)
 			del := *e
-			del.Kind = table.FileKindDelete
+			del.Kind = manifest.FileKindDelete
 			deletes = append(deletes, del)
 			adds = append(adds, up)
 		case planner.StepRewrite:
-			var files []*table.ManifestEntry
+			var files []*manifest.Entry
 			for _, sec := range step.Sections {
 				for _, run := range sec {
 					for _, f := range run {
@@ -198,7 +206,7 @@ func (x *executor) runBucket(ctx context.Context, job planner.Job, dvs merge.Del
 			}
 			for _, e := range files {
 				del := *e
-				del.Kind = table.FileKindDelete
+				del.Kind = manifest.FileKindDelete
 				deletes = append(deletes, del)
 				res.FilesIn++
 				res.RowsIn += e.File.RowCount
@@ -206,7 +214,7 @@ func (x *executor) runBucket(ctx context.Context, job planner.Job, dvs merge.Del
 				res.Rewritten = append(res.Rewritten, e.File.FileName)
 			}
 			for _, o := range outs {
-				adds = append(adds, table.ManifestEntry{Kind: table.FileKindAdd, Partition: b.Partition,
+				adds = append(adds, manifest.Entry{Kind: manifest.FileKindAdd, Partition: b.Partition,
 					Bucket: b.Bucket, TotalBuckets: b.TotalBuckets, File: o.meta})
 				res.FilesOut++
 				res.RowsOut += o.meta.RowCount
@@ -225,7 +233,7 @@ func (x *executor) runBucket(ctx context.Context, job planner.Job, dvs merge.Del
 // the others through LookupChangelogMergeFunctionWrapper); other rewrites
 // of lookup tables but first-row merge through LookupMergeFunction with
 // the reducer; the rest plainly.
-func (x *executor) mergeOf(job planner.Job, files []*table.ManifestEntry, dvs merge.DeletionSink, lookupOf func() (*lookup.Levels, error)) (scan.Merge, error) {
+func (x *executor) mergeOf(job planner.Job, files []*manifest.Entry, dvs merge.DeletionSink, lookupOf func() (*lookup.Levels, error)) (scan.Merge, error) {
 	m := scan.Merge{DropDelete: job.DropDelete}
 	if x.eng == nil || !x.lookupTable {
 		return m, nil
@@ -256,7 +264,7 @@ func (x *executor) mergeOf(job planner.Job, files []*table.ManifestEntry, dvs me
 
 // lookupCompaction is ChangelogMergeTreeRewriter.rewriteLookupChangelog: a
 // rewrite to a level above 0 that reads level-0 files.
-func lookupCompaction(job planner.Job, files []*table.ManifestEntry) bool {
+func lookupCompaction(job planner.Job, files []*manifest.Entry) bool {
 	if job.OutputLevel == 0 {
 		return false
 	}
@@ -285,7 +293,7 @@ func (x *executor) lookupValues() bool {
 // lookupPass reads one level-0 file that is upgraded without a rewrite
 // through the lookup compaction, for the deletions its lookups report
 // (Java reads it with forceDropDelete and writes nothing).
-func (x *executor) lookupPass(ctx context.Context, e *table.ManifestEntry, job planner.Job, dvs merge.DeletionSink, existing map[string]scan.DeletionVector, lookupOf func() (*lookup.Levels, error)) error {
+func (x *executor) lookupPass(ctx context.Context, e *manifest.Entry, job planner.Job, dvs merge.DeletionSink, existing map[string]scan.DeletionVector, lookupOf func() (*lookup.Levels, error)) error {
 	higher, err := lookupOf()
 	if err != nil {
 		return err
@@ -294,7 +302,7 @@ func (x *executor) lookupPass(ctx context.Context, e *table.ManifestEntry, job p
 		return nil // nothing above the output level: no lookup can hit
 	}
 	m := scan.Merge{DropDelete: true, LookupCompact: &merge.LookupCompact{Higher: higher, Deletions: dvs, Values: x.lookupValues()}}
-	files := []*table.ManifestEntry{e}
+	files := []*manifest.Entry{e}
 	if x.codec != nil {
 		return x.mergeBatches(ctx, files, m, x.codec, existing, func(*datafile.Batch) error { return nil })
 	}
@@ -303,7 +311,7 @@ func (x *executor) lookupPass(ctx context.Context, e *table.ManifestEntry, job p
 
 type output struct {
 	path string
-	meta table.DataFileMeta
+	meta manifest.DataFileMeta
 }
 
 // higherLevels opens the lookup over the bucket's live files above the
@@ -314,7 +322,7 @@ func (x *executor) higherLevels(ctx context.Context, b *table.BucketFiles, job p
 	for _, f := range job.Inputs {
 		inputs[f.Name] = true
 	}
-	var above []*table.ManifestEntry
+	var above []*manifest.Entry
 	for i := range b.Files {
 		e := &b.Files[i]
 		if int(e.File.Level) > job.OutputLevel && !inputs[e.File.FileName] {
@@ -331,11 +339,11 @@ func (x *executor) higherLevels(ctx context.Context, b *table.BucketFiles, job p
 	return lookup.New(ctx, x.t, above, x.eng.KeyTypes(), x.read, lookup.SchemaFunc(x.schemaOf), opts)
 }
 
-func (x *executor) rewrite(ctx context.Context, b *table.BucketFiles, files []*table.ManifestEntry, job planner.Job, m scan.Merge, dvs map[string]scan.DeletionVector) ([]output, error) {
+func (x *executor) rewrite(ctx context.Context, b *table.BucketFiles, files []*manifest.Entry, job planner.Job, m scan.Merge, dvs map[string]scan.DeletionVector) ([]output, error) {
 	if x.eng == nil {
 		return x.rewriteAppend(ctx, b, files)
 	}
-	r := write.NewRoller(ctx, x.t, b.Partition, b.Bucket, int32(job.OutputLevel), table.FileSourceCompact)
+	r := write.NewRoller(ctx, x.t, b.Partition, b.Bucket, int32(job.OutputLevel), manifest.FileSourceCompact)
 	if x.targetSize > 0 {
 		r.SetTargetSize(x.targetSize)
 	}
@@ -363,7 +371,7 @@ func (x *executor) rewrite(ctx context.Context, b *table.BucketFiles, files []*t
 
 // mergeRecords merges the files record by record into write, skipping
 // the rows dvs delete.
-func (x *executor) mergeRecords(ctx context.Context, files []*table.ManifestEntry, m scan.Merge, dvs map[string]scan.DeletionVector, write func(table.KeyValue) error) error {
+func (x *executor) mergeRecords(ctx context.Context, files []*manifest.Entry, m scan.Merge, dvs map[string]scan.DeletionVector, write func(table.KeyValue) error) error {
 	it, err := scan.OpenMerged(ctx, x.t, files, x.eng, x.read, x.schemaOf, dvs, m)
 	if err != nil {
 		return err
@@ -390,7 +398,7 @@ func (x *executor) mergeRecords(ctx context.Context, files []*table.ManifestEntr
 // merge are copied column by column from input pages to output pages.
 // Reading and merging run on their own goroutine, one batch ahead of
 // encoding, so one large bucket keeps two cores busy.
-func (x *executor) mergeBatches(ctx context.Context, files []*table.ManifestEntry, m scan.Merge, codec *datafile.KVCodec, dvs map[string]scan.DeletionVector, write func(*datafile.Batch) error) error {
+func (x *executor) mergeBatches(ctx context.Context, files []*manifest.Entry, m scan.Merge, codec *datafile.KVCodec, dvs map[string]scan.DeletionVector, write func(*datafile.Batch) error) error {
 	it, err := scan.OpenMergedBatches(ctx, x.t, files, x.eng, x.read, codec, x.schemaOf, dvs, m)
 	if err != nil {
 		return err
@@ -462,16 +470,16 @@ func PipeBatches(ctx context.Context, codec *datafile.Codec, next func(*datafile
 
 // rewriteAppend concatenates append files in sequence order into new
 // level-0 files whose sequence numbers restart at the first input's.
-func (x *executor) rewriteAppend(ctx context.Context, b *table.BucketFiles, files []*table.ManifestEntry) ([]output, error) {
+func (x *executor) rewriteAppend(ctx context.Context, b *table.BucketFiles, files []*manifest.Entry) ([]output, error) {
 	files = slices.Clone(files)
-	slices.SortStableFunc(files, func(a, b *table.ManifestEntry) int {
+	slices.SortStableFunc(files, func(a, b *manifest.Entry) int {
 		return compareInt64(a.File.MinSequenceNumber, b.File.MinSequenceNumber)
 	})
 	var first int64
 	if len(files) > 0 {
 		first = files[0].File.MinSequenceNumber
 	}
-	r := write.NewAppendRoller(ctx, x.t, b.Partition, b.Bucket, first, table.FileSourceCompact)
+	r := write.NewAppendRoller(ctx, x.t, b.Partition, b.Bucket, first, manifest.FileSourceCompact)
 	if x.targetSize > 0 {
 		r.SetTargetSize(x.targetSize)
 	}
@@ -506,7 +514,7 @@ func (x *executor) rewriteAppend(ctx context.Context, b *table.BucketFiles, file
 }
 
 // copyRows writes the rows of one append file to r, record by record.
-func (x *executor) copyRows(ctx context.Context, e *table.ManifestEntry, r *write.AppendRoller) error {
+func (x *executor) copyRows(ctx context.Context, e *manifest.Entry, r *write.AppendRoller) error {
 	path, err := x.t.DataFilePath(e)
 	if err != nil {
 		return err

@@ -7,10 +7,11 @@ import (
 
 	"github.com/compactd/compactd/planner"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // bucketFiles maps planner file names back to manifest entries.
-type bucketFiles map[string]*table.ManifestEntry
+type bucketFiles map[string]*manifest.Entry
 
 // TableView is a table's live files as the planner sees them, with the
 // manifest entries behind each planner file.
@@ -26,7 +27,7 @@ type TableView struct {
 }
 
 // Entry returns the manifest entry of a planned file.
-func (v *TableView) Entry(b planner.BucketID, name string) (*table.ManifestEntry, bool) {
+func (v *TableView) Entry(b planner.BucketID, name string) (*manifest.Entry, bool) {
 	e, ok := v.entries[b][name]
 	return e, ok
 }
@@ -156,7 +157,7 @@ func loadHistory(ctx context.Context, t *table.Table, latest int64, n int) (plan
 			}
 			return planner.History{}, err
 		}
-		metas, err := table.ReadManifestList(ctx, t.FileIO(), t.Paths().ManifestPath(s.DeltaManifestList))
+		metas, err := manifest.ReadList(ctx, t.FileIO(), t.Paths().ManifestPath(s.DeltaManifestList))
 		if err != nil {
 			if isNotExist(err) {
 				continue

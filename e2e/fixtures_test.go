@@ -10,7 +10,7 @@ import (
 
 	"github.com/compactd/compactd/interop"
 	"github.com/compactd/compactd/scan"
-	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // fixtureTables lists db.table names of a fixture warehouse directory.
@@ -61,7 +61,7 @@ func TestScanOfEveryFixtureTableEqualsJavaRead(t *testing.T) {
 					// compactd reading them is checked by the fixture READMEs' tests.
 					t.Logf("Java Paimon cannot read this table (%v); compactd read %d rows", firstLine(werr), len(got))
 					return
-				case errors.Is(gerr, scan.ErrUnsupported) || errors.Is(gerr, table.ErrUnsupportedManifestFormat):
+				case errors.Is(gerr, scan.ErrUnsupported) || errors.Is(gerr, manifest.ErrUnsupportedFormat):
 					// A clear refusal is the required behaviour for these.
 					t.Logf("compactd refuses: %v (Java reads %d rows)", gerr, len(want))
 					return

@@ -21,7 +21,7 @@ import (
 	"github.com/compactd/compactd/compact"
 	"github.com/compactd/compactd/fixtures"
 	"github.com/compactd/compactd/interop"
-	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // tsSeed is the seed of the random instants: $COMPACTD_TIMESTAMP_SEED to
@@ -314,7 +314,7 @@ type compactedFile struct {
 	Level                  int32
 	RowCount               int64
 	MinKey, MaxKey         string
-	KeyStats, ValueStats   table.SimpleStats
+	KeyStats, ValueStats   manifest.SimpleStats
 	KeyColumn, ValueColumn []string // physical Parquet values of _KEY_k and w
 }
 

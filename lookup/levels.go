@@ -11,6 +11,7 @@ import (
 	"github.com/compactd/compactd/merge"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // DeletionVector marks deleted row positions of one data file.
@@ -73,7 +74,7 @@ var _ merge.HigherLookup = (*Levels)(nil)
 // levels above a compaction's output level (none at level 0). read is the
 // table's read schema. It fails when two files of one level overlap, which
 // no valid Paimon table has.
-func New(ctx context.Context, t *table.Table, files []*table.ManifestEntry, keyTypes []table.DataType, read datafile.Schema, schemaOf SchemaFunc, opts Options) (*Levels, error) {
+func New(ctx context.Context, t *table.Table, files []*manifest.Entry, keyTypes []table.DataType, read datafile.Schema, schemaOf SchemaFunc, opts Options) (*Levels, error) {
 	keyFields, err := read.KeyFields()
 	if err != nil {
 		return nil, fmt.Errorf("higher-level lookup of %s: %w", t.FullName(), err)
@@ -145,7 +146,7 @@ func (h *Levels) Close() error {
 }
 
 type lookupFile struct {
-	e      *table.ManifestEntry
+	e      *manifest.Entry
 	lo, hi table.Row
 }
 

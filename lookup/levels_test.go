@@ -11,6 +11,7 @@ import (
 	"github.com/compactd/compactd/merge"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 	"github.com/compactd/compactd/write"
 )
 
@@ -36,13 +37,13 @@ func newTable(t *testing.T) *table.Table {
 
 // writeFile writes recs (in key order) as one data file at level and
 // returns its manifest entry (not committed: the lookup only reads files).
-func writeFile(t *testing.T, tb *table.Table, level int32, recs []table.KeyValue) *table.ManifestEntry {
+func writeFile(t *testing.T, tb *table.Table, level int32, recs []table.KeyValue) *manifest.Entry {
 	t.Helper()
 	part, err := table.EncodeBinaryRow(nil, table.Row{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := write.NewRoller(context.Background(), tb, part, 0, level, table.FileSourceCompact)
+	r := write.NewRoller(context.Background(), tb, part, 0, level, manifest.FileSourceCompact)
 	for _, kv := range recs {
 		if err := r.Write(kv); err != nil {
 			t.Fatal(err)
@@ -55,14 +56,14 @@ func writeFile(t *testing.T, tb *table.Table, level int32, recs []table.KeyValue
 	if len(metas) != 1 {
 		t.Fatalf("%d files written, want 1", len(metas))
 	}
-	return &table.ManifestEntry{Kind: table.FileKindAdd, Partition: part, Bucket: 0, TotalBuckets: 1, File: metas[0]}
+	return &manifest.Entry{Kind: manifest.FileKindAdd, Partition: part, Bucket: 0, TotalBuckets: 1, File: metas[0]}
 }
 
 func kv(k int64, seq int64, kind table.RowKind, v string) table.KeyValue {
 	return table.KeyValue{Key: table.Row{k}, Seq: seq, Kind: kind, Value: table.Row{k, v, int32(k * 10)}}
 }
 
-func open(t *testing.T, tb *table.Table, files []*table.ManifestEntry, opts Options, byRows bool) (*Levels, error) {
+func open(t *testing.T, tb *table.Table, files []*manifest.Entry, opts Options, byRows bool) (*Levels, error) {
 	t.Helper()
 	s := tb.Schema()
 	read := datafile.Schema{Fields: s.Fields, KeyNames: s.TrimmedPrimaryKeys()}
@@ -80,9 +81,9 @@ type dvSet map[int64]bool
 func (d dvSet) IsDeleted(pos int64) bool { return d[pos] }
 
 // higherFiles are level 5 = files [0,2,4] and [10,12], level 3 = [5,7].
-func higherFiles(t *testing.T, tb *table.Table) []*table.ManifestEntry {
+func higherFiles(t *testing.T, tb *table.Table) []*manifest.Entry {
 	ins := table.RowKindInsert
-	return []*table.ManifestEntry{
+	return []*manifest.Entry{
 		writeFile(t, tb, 5, []table.KeyValue{kv(0, 1, ins, "a0"), kv(2, 2, ins, "a2"), kv(4, 3, ins, "a4")}),
 		writeFile(t, tb, 5, []table.KeyValue{kv(10, 4, ins, "b10"), kv(12, 5, ins, "b12")}),
 		writeFile(t, tb, 3, []table.KeyValue{kv(5, 6, ins, "c5"), kv(7, 7, ins, "c7")}),
@@ -178,11 +179,11 @@ func TestLevelsRefuseWhatNoValidTableHolds(t *testing.T) {
 	level0 := *l5
 	level0.File.Level = 0
 	for name, c := range map[string]struct {
-		files []*table.ManifestEntry
+		files []*manifest.Entry
 		want  string
 	}{
-		"two files of one level overlap": {[]*table.ManifestEntry{l3, &overlap}, "overlapping data files"},
-		"a level-0 file":                 {[]*table.ManifestEntry{&level0}, "level 0"},
+		"two files of one level overlap": {[]*manifest.Entry{l3, &overlap}, "overlapping data files"},
+		"a level-0 file":                 {[]*manifest.Entry{&level0}, "level 0"},
 	} {
 		if _, err := open(t, tb, c.files, Options{}, false); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one saying %q", name, err, c.want)
@@ -192,7 +193,7 @@ func TestLevelsRefuseWhatNoValidTableHolds(t *testing.T) {
 
 // modelFile is a written file with its records in file order.
 type modelFile struct {
-	e    *table.ManifestEntry
+	e    *manifest.Entry
 	recs []table.KeyValue
 	dv   dvSet
 }
@@ -209,7 +210,7 @@ func TestLevelsMatchANaiveModel(t *testing.T) {
 		t.Run(fmt.Sprintf("seed %d/values %v/by rows %v/shuffled %v", seed+int64(round), values, byRows, shuffled), func(t *testing.T) {
 			tb := newTable(t)
 			var model []modelFile
-			var files []*table.ManifestEntry
+			var files []*manifest.Entry
 			dvs := map[string]DeletionVector{}
 			seq := int64(0)
 			for level := int32(1); level <= 5; level++ {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // Partition expiration strategies (partition.expiration-strategy).
@@ -230,11 +231,11 @@ func ExpirePartitions(ctx context.Context, t *table.Table, ro PartitionExpireRun
 			batch = o.BatchSize
 		}
 		part := cur[:batch]
-		var entries []table.ManifestEntry
+		var entries []manifest.Entry
 		for _, p := range part {
 			for _, e := range p.entries {
 				d := e
-				d.Kind = table.FileKindDelete
+				d.Kind = manifest.FileKindDelete
 				entries = append(entries, d)
 			}
 		}
@@ -274,7 +275,7 @@ func ExpirePartitions(ctx context.Context, t *table.Table, ro PartitionExpireRun
 type plannedPartition struct {
 	key     string // partition bytes
 	spec    string
-	entries []table.ManifestEntry
+	entries []manifest.Entry
 }
 
 func partitionsOf(ps []plannedPartition) []ExpiredPartition {

@@ -5,8 +5,8 @@ import (
 	"math"
 	"math/big"
 	"strings"
-	"unicode"
 
+	"github.com/compactd/compactd/internal/javacompat"
 	"github.com/compactd/compactd/table"
 )
 
@@ -303,11 +303,11 @@ type listAgg struct {
 
 func (a *listAgg) agg(acc, in any) (any, error) {
 	s, _ := in.(string)
-	if in == nil || javaIsBlank(s) {
+	if in == nil || javacompat.IsBlank(s) {
 		return acc, nil
 	}
 	cur, _ := acc.(string)
-	if acc == nil || javaIsBlank(cur) {
+	if acc == nil || javacompat.IsBlank(cur) {
 		return in, nil
 	}
 	if !a.distinct {
@@ -325,7 +325,7 @@ func (a *listAgg) agg(acc, in any) (any, error) {
 	var b strings.Builder
 	b.WriteString(cur)
 	for _, tok := range strings.Split(s, sep) {
-		if javaIsBlank(tok) || seen[tok] {
+		if javacompat.IsBlank(tok) || seen[tok] {
 			continue
 		}
 		seen[tok] = true
@@ -335,26 +335,6 @@ func (a *listAgg) agg(acc, in any) (any, error) {
 	return b.String(), nil
 }
 func (a *listAgg) aggReversed(acc, in any) (any, error) { return reversed(a, acc, in) }
-
-// javaIsBlank is StringUtils.isBlank: every UTF-16 unit is Character.isWhitespace.
-func javaIsBlank(s string) bool {
-	for _, r := range s {
-		if !javaIsWhitespace(r) {
-			return false
-		}
-	}
-	return true
-}
-
-func javaIsWhitespace(r rune) bool {
-	switch r {
-	case '\t', '\n', '\v', '\f', '\r', 0x1c, 0x1d, 0x1e, 0x1f:
-		return true
-	case 0x00a0, 0x2007, 0x202f: // non-breaking spaces are not whitespace in Java
-		return false
-	}
-	return unicode.In(r, unicode.Zs, unicode.Zl, unicode.Zp)
-}
 
 type collectAgg struct {
 	aggBase

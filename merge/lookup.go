@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // Hit is the answer of a HigherLookup for one key: the first live record
@@ -14,7 +15,7 @@ import (
 type Hit struct {
 	// File is the data file holding the record, Entry its manifest entry.
 	File  string
-	Entry *table.ManifestEntry
+	Entry *manifest.Entry
 	// Level is the file's level (> 0).
 	Level int
 	// Pos is the record's physical position in File: 0-based over every

@@ -15,6 +15,7 @@ import (
 	"github.com/compactd/compactd/maint"
 	"github.com/compactd/compactd/orphan"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/manifest"
 	"github.com/compactd/compactd/table/reach"
 )
 
@@ -80,7 +81,7 @@ func damageCases() []damageCase {
 		}},
 		{"a manifest of the latest snapshot", func(t *testing.T) (string, string) {
 			root := pk09(t)
-			ms, err := table.ReadManifestList(context.Background(), fileio.NewLocal(), root+"/manifest/"+latestOf(t, root).BaseManifestList)
+			ms, err := manifest.ReadList(context.Background(), fileio.NewLocal(), root+"/manifest/"+latestOf(t, root).BaseManifestList)
 			if err != nil || len(ms) == 0 {
 				t.Fatalf("base manifests: %v %v", ms, err)
 			}

@@ -236,6 +236,24 @@ func (j *Job) Rewritten() []File {
 	return out
 }
 
+// LooksUp reports whether the job merges level-0 records through Paimon's
+// lookup (LookupMergeTreeCompactRewriter.rewriteLookupChangelog and the
+// changelog upgrade strategies): a lookup-style table (opts.NeedLookup)
+// compacting level-0 files into a level above 0. Every key whose records
+// are all at level 0 is then looked up in the levels above OutputLevel;
+// with deletion vectors the row found there is marked deleted.
+func (j *Job) LooksUp(opts *Options) bool {
+	if !opts.NeedLookup() || j.OutputLevel == 0 {
+		return false
+	}
+	for _, f := range j.Inputs {
+		if f.Level == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // RewriteBytes is the total size of the rewritten files.
 func (j *Job) RewriteBytes() int64 {
 	var n int64

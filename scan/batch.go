@@ -10,6 +10,7 @@ import (
 	"github.com/compactd/compactd/merge"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // BatchIterator yields merged records as batches.
@@ -42,7 +43,7 @@ func BatchCodec(eng *merge.Engine, read datafile.Schema) (*datafile.KVCodec, err
 // none) delete skipped. Files that match the read schema's Parquet layout
 // are read page by page; others (older schemas, Avro, files without key
 // columns) go through the row reader and are converted.
-func OpenMergedBatches(ctx context.Context, t *table.Table, files []*table.ManifestEntry, eng *merge.Engine, read datafile.Schema, codec *datafile.KVCodec, schemaOf SchemaFunc, dvs map[string]DeletionVector, m Merge) (BatchIterator, error) {
+func OpenMergedBatches(ctx context.Context, t *table.Table, files []*manifest.Entry, eng *merge.Engine, read datafile.Schema, codec *datafile.KVCodec, schemaOf SchemaFunc, dvs map[string]DeletionVector, m Merge) (BatchIterator, error) {
 	opts, err := m.options(eng)
 	if err != nil {
 		return nil, err
@@ -66,7 +67,7 @@ type batchSections struct {
 	codec    *datafile.KVCodec
 	schemaOf SchemaFunc
 	dvs      map[string]DeletionVector
-	sections [][][]*table.ManifestEntry
+	sections [][][]*manifest.Entry
 	cur      *merge.BatchReader
 }
 
@@ -117,8 +118,8 @@ func (s *batchSections) Close() error {
 // append bucket's files in sequence order). It is merge.Leveled: a batch
 // holds rows of one file, whose level Level reports.
 type fileSeq struct {
-	files []*table.ManifestEntry
-	open  func(*table.ManifestEntry) (batchFile, error)
+	files []*manifest.Entry
+	open  func(*manifest.Entry) (batchFile, error)
 	cur   batchFile
 	level int
 }
@@ -172,7 +173,7 @@ func (r *fileSeq) Close() error {
 	return err
 }
 
-func (s *batchSections) open(e *table.ManifestEntry) (batchFile, error) {
+func (s *batchSections) open(e *manifest.Entry) (batchFile, error) {
 	f, err := s.openFile(e)
 	if err != nil {
 		return nil, err
@@ -219,7 +220,7 @@ func (d *dvFiltered) Next(b *datafile.Batch, max int) error {
 
 func (d *dvFiltered) Close() error { return d.f.Close() }
 
-func (s *batchSections) openFile(e *table.ManifestEntry) (batchFile, error) {
+func (s *batchSections) openFile(e *manifest.Entry) (batchFile, error) {
 	path, err := s.t.DataFilePath(e)
 	if err != nil {
 		return nil, err
@@ -279,8 +280,8 @@ func (f *converted) Close() error { return f.close() }
 // AppendBatches reads the files of an append-table bucket one after the
 // other (in the order given) as batches of codec's layout (read): page by
 // page when a file has that exact layout, else through the row reader.
-func AppendBatches(ctx context.Context, t *table.Table, files []*table.ManifestEntry, read table.RowType, codec *datafile.Codec, schemaOf SchemaFunc) BatchIterator {
-	open := func(e *table.ManifestEntry) (batchFile, error) {
+func AppendBatches(ctx context.Context, t *table.Table, files []*manifest.Entry, read table.RowType, codec *datafile.Codec, schemaOf SchemaFunc) BatchIterator {
+	open := func(e *manifest.Entry) (batchFile, error) {
 		path, err := t.DataFilePath(e)
 		if err != nil {
 			return nil, err

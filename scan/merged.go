@@ -11,6 +11,7 @@ import (
 	"github.com/compactd/compactd/merge"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // DeletionVector marks deleted row positions of one data file.
@@ -74,7 +75,7 @@ func (m Merge) options(eng *merge.Engine) (merge.Options, error) {
 // each section's sorted runs are merged through the engine, and the
 // sections are read one after the other, so only one section's files are
 // open at a time. Records carry their file's level.
-func OpenMerged(ctx context.Context, t *table.Table, files []*table.ManifestEntry, eng *merge.Engine, read datafile.Schema, schemaOf SchemaFunc, dvs map[string]DeletionVector, m Merge) (merge.Iterator, error) {
+func OpenMerged(ctx context.Context, t *table.Table, files []*manifest.Entry, eng *merge.Engine, read datafile.Schema, schemaOf SchemaFunc, dvs map[string]DeletionVector, m Merge) (merge.Iterator, error) {
 	opts, err := m.options(eng)
 	if err != nil {
 		return nil, err
@@ -92,8 +93,8 @@ func OpenMerged(ctx context.Context, t *table.Table, files []*table.ManifestEntr
 
 // sectionsOf groups files into sections of overlapping key ranges, each a
 // list of sorted runs (merge.IntervalPartition on the files' key bounds).
-func sectionsOf(files []*table.ManifestEntry, keyTypes []table.DataType) ([][][]*table.ManifestEntry, error) {
-	bounds := make(map[*table.ManifestEntry][2]table.Row, len(files))
+func sectionsOf(files []*manifest.Entry, keyTypes []table.DataType) ([][][]*manifest.Entry, error) {
+	bounds := make(map[*manifest.Entry][2]table.Row, len(files))
 	for _, e := range files {
 		lo, err := table.DecodeBinaryRow(keyTypes, e.File.MinKey)
 		if err != nil {
@@ -105,7 +106,7 @@ func sectionsOf(files []*table.ManifestEntry, keyTypes []table.DataType) ([][][]
 		}
 		bounds[e] = [2]table.Row{lo, hi}
 	}
-	return merge.IntervalPartition(files, keyTypes, func(e *table.ManifestEntry) (table.Row, table.Row) {
+	return merge.IntervalPartition(files, keyTypes, func(e *manifest.Entry) (table.Row, table.Row) {
 		b := bounds[e]
 		return b[0], b[1]
 	}), nil
@@ -115,7 +116,7 @@ func sectionsOf(files []*table.ManifestEntry, keyTypes []table.DataType) ([][][]
 type lazySection struct {
 	ctx      context.Context
 	t        *table.Table
-	runs     [][]*table.ManifestEntry
+	runs     [][]*manifest.Entry
 	eng      *merge.Engine
 	opts     merge.Options
 	read     datafile.Schema
@@ -152,7 +153,7 @@ func (s *lazySection) Close() error {
 type lazyFile struct {
 	ctx      context.Context
 	t        *table.Table
-	e        *table.ManifestEntry
+	e        *manifest.Entry
 	read     datafile.Schema
 	schemaOf SchemaFunc
 	dv       DeletionVector
@@ -211,8 +212,8 @@ func (f *lazyFile) Close() error {
 
 // sortBySequence orders append files as Java reads them: by minimum
 // sequence number, file name breaking ties.
-func sortBySequence(files []*table.ManifestEntry) {
-	slices.SortStableFunc(files, func(a, b *table.ManifestEntry) int {
+func sortBySequence(files []*manifest.Entry) {
+	slices.SortStableFunc(files, func(a, b *manifest.Entry) int {
 		if c := cmp.Compare(a.File.MinSequenceNumber, b.File.MinSequenceNumber); c != 0 {
 			return c
 		}
@@ -231,7 +232,7 @@ func (sc *Scanner) deletionVectors(ctx context.Context, b *table.BucketFiles) (m
 func BucketDeletionVectors(ctx context.Context, t *table.Table, b *table.BucketFiles) (map[string]DeletionVector, error) {
 	var out map[string]DeletionVector
 	for _, idx := range b.IndexFiles {
-		if idx.IndexType != table.IndexTypeDeletionVectors {
+		if idx.IndexType != manifest.IndexTypeDeletionVectors {
 			continue
 		}
 		path, err := t.Paths().IndexFileOf(b.Partition, b.Bucket, &idx)

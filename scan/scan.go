@@ -10,6 +10,7 @@ import (
 	"github.com/compactd/compactd/merge"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // ErrUnsupported marks tables whose read path compactd does not implement;
@@ -140,7 +141,7 @@ func (sc *Scanner) bucket(ctx context.Context, b *table.BucketFiles, fn func(tab
 	if sc.engine == nil {
 		return sc.appendBucket(ctx, b, dvs, fn)
 	}
-	var files []*table.ManifestEntry
+	var files []*manifest.Entry
 	for i := range b.Files {
 		e := &b.Files[i]
 		if sc.skipLevel0 && e.File.Level == 0 {
@@ -179,7 +180,7 @@ func (sc *Scanner) bucket(ctx context.Context, b *table.BucketFiles, fn func(tab
 // with a known delete row count of 0. Such a read returns every stored
 // record, so a key stored at two levels is read twice: compaction must
 // never store one (see merge.Engine.FirstRowCompactOptions).
-func rawConvertible(files []*table.ManifestEntry) bool {
+func rawConvertible(files []*manifest.Entry) bool {
 	for _, e := range files {
 		if e.File.Level == 0 || e.File.DeleteRowCount == nil || *e.File.DeleteRowCount != 0 {
 			return false
@@ -191,9 +192,9 @@ func rawConvertible(files []*table.ManifestEntry) bool {
 // rawBucket reads the files as Java's raw split read does, every record as
 // a row, without merging. Rows come in key order (each level is one sorted
 // run; records of one key at several levels come one after the other).
-func (sc *Scanner) rawBucket(ctx context.Context, files []*table.ManifestEntry, dvs map[string]DeletionVector, fn func(table.Row) error) error {
+func (sc *Scanner) rawBucket(ctx context.Context, files []*manifest.Entry, dvs map[string]DeletionVector, fn func(table.Row) error) error {
 	keyTypes := sc.engine.KeyTypes()
-	byLevel := map[int32][]*table.ManifestEntry{}
+	byLevel := map[int32][]*manifest.Entry{}
 	for _, e := range files {
 		byLevel[e.File.Level] = append(byLevel[e.File.Level], e)
 	}
@@ -215,7 +216,7 @@ func (sc *Scanner) rawBucket(ctx context.Context, files []*table.ManifestEntry, 
 	}()
 	for _, l := range levels {
 		run := byLevel[l]
-		mins := make(map[*table.ManifestEntry]table.Row, len(run))
+		mins := make(map[*manifest.Entry]table.Row, len(run))
 		for _, e := range run {
 			lo, err := table.DecodeBinaryRow(keyTypes, e.File.MinKey)
 			if err != nil {
@@ -223,7 +224,7 @@ func (sc *Scanner) rawBucket(ctx context.Context, files []*table.ManifestEntry, 
 			}
 			mins[e] = lo
 		}
-		slices.SortFunc(run, func(a, b *table.ManifestEntry) int { return table.CompareRows(keyTypes, mins[a], mins[b]) })
+		slices.SortFunc(run, func(a, b *manifest.Entry) int { return table.CompareRows(keyTypes, mins[a], mins[b]) })
 		parts := make([]merge.Iterator, 0, len(run))
 		for _, e := range run {
 			parts = append(parts, &lazyFile{ctx: ctx, t: sc.t, e: e, read: sc.read, schemaOf: sc.fileSchema, dv: dvs[e.File.FileName]})
@@ -270,7 +271,7 @@ func (sc *Scanner) rawBucket(ctx context.Context, files []*table.ManifestEntry, 
 }
 
 func (sc *Scanner) appendBucket(ctx context.Context, b *table.BucketFiles, dvs map[string]DeletionVector, fn func(table.Row) error) error {
-	files := make([]*table.ManifestEntry, len(b.Files))
+	files := make([]*manifest.Entry, len(b.Files))
 	for i := range b.Files {
 		files[i] = &b.Files[i]
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/scan"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/manifest"
 	"github.com/compactd/compactd/write"
 )
 
@@ -58,7 +59,7 @@ func reopen(t *testing.T, tb *table.Table) *table.Table {
 
 // lift moves the level-0 files of the latest snapshot to level by a
 // metadata-only COMPACT commit; edit may change the added file's metadata.
-func lift(t *testing.T, tb *table.Table, level int32, edit func(*table.DataFileMeta)) {
+func lift(t *testing.T, tb *table.Table, level int32, edit func(*manifest.DataFileMeta)) {
 	t.Helper()
 	ctx := context.Background()
 	tb = reopen(t, tb)
@@ -70,16 +71,16 @@ func lift(t *testing.T, tb *table.Table, level int32, edit func(*table.DataFileM
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dels, adds []table.ManifestEntry
+	var dels, adds []manifest.Entry
 	for _, b := range fs.Buckets() {
 		for _, e := range b.Files {
 			if e.File.Level != 0 {
 				continue
 			}
 			del := e
-			del.Kind = table.FileKindDelete
+			del.Kind = manifest.FileKindDelete
 			add := e
-			add.Kind = table.FileKindAdd
+			add.Kind = manifest.FileKindAdd
 			add.File.Level = level
 			if edit != nil {
 				edit(&add.File)
@@ -120,17 +121,17 @@ func TestFirstRowScanReadsLevelsAboveZeroAsJavaDoes(t *testing.T) {
 	cases := []struct {
 		name string
 		// edit is applied to the lifted level-4 file.
-		edit func(*table.DataFileMeta)
+		edit func(*manifest.DataFileMeta)
 		want []string
 	}{
 		{"known zero delete counts are read raw, so a key at two levels is read twice",
-			func(m *table.DataFileMeta) { m.DeleteRowCount = &zero },
+			func(m *manifest.DataFileMeta) { m.DeleteRowCount = &zero },
 			[]string{"0first0", "0later0", "1first1", "1later1", "2first2", "3first3"}},
 		{"an unknown delete count makes the read merge the levels",
-			func(m *table.DataFileMeta) { m.DeleteRowCount = nil },
+			func(m *manifest.DataFileMeta) { m.DeleteRowCount = nil },
 			[]string{"0first0", "1first1", "2first2", "3first3"}},
 		{"a file counting retractions makes the read merge the levels",
-			func(m *table.DataFileMeta) { n := int64(1); m.DeleteRowCount = &n },
+			func(m *manifest.DataFileMeta) { n := int64(1); m.DeleteRowCount = &n },
 			[]string{"0first0", "1first1", "2first2", "3first3"}},
 	}
 	for _, c := range cases {

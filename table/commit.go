@@ -1,18 +1,26 @@
 package table
 
+// The commit protocol, after Java's FileStoreCommitImpl (the steps are those
+// of "Commit protocol" in docs/ARCHITECTURE.md): this file has the API
+// (Commit, CommitRequest, ConflictError, ErrCommitOutcomeUnknown) and the
+// attempt loop (read the latest snapshot, write manifests and manifest
+// lists, publish the snapshot by exclusive create, retry or settle an
+// unknown outcome); commit_check.go the conflict checks of step 2;
+// commit_merge.go the minor manifest merge of the base list in step 3.
+
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/internal/backoff"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // ConflictError says a commit cannot apply on top of the latest snapshot:
@@ -40,7 +48,15 @@ type CommitRequest struct {
 	Kind             CommitKind
 	CommitUser       string // a fresh UUID per compactd process; never a writer's
 	CommitIdentifier int64  // BatchCommitIdentifier for one-off commits
-	Entries          []ManifestEntry
+	Entries          []manifest.Entry
+	// IndexChanges replace index files of fixed buckets (the deletion
+	// vectors a compaction changed). A commit with index changes writes a
+	// new index manifest (the latest snapshot's entries combined with the
+	// changes as Java's BucketedCombiner does) and always runs the
+	// conflict checks, including CheckIndexBase and that every vector
+	// names a data file live after the commit; without them the snapshot
+	// reuses the latest index manifest.
+	IndexChanges []IndexChange
 	// Check runs Java's conflict checks (always done for COMPACT).
 	Check bool
 	// Now is the commit time; zero means time.Now().
@@ -75,7 +91,10 @@ func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, e
 	if req.Kind == "" {
 		req.Kind = CommitAppend
 	}
-	check := req.Check || req.Kind == CommitCompact || req.Kind == CommitOverwrite
+	check := req.Check || req.Kind == CommitCompact || req.Kind == CommitOverwrite || len(req.IndexChanges) > 0
+	if err := t.validateIndexChanges(req.IndexChanges); err != nil {
+		return nil, err
+	}
 	maxRetries := opts.CommitMaxRetries
 	if maxRetries <= 0 {
 		maxRetries = 10
@@ -216,15 +235,38 @@ func (t *Table) DeleteUnreferenced(paths []string) {
 // returns the paths of the metadata files it wrote.
 func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitRequest, check bool) (*Snapshot, []string, error) {
 	var written []string
-	var base []ManifestFileMeta
+	var base []manifest.ListEntry
 	if latest != nil {
 		var err error
 		if base, err = t.DataManifests(ctx, latest); err != nil {
 			return nil, nil, fmt.Errorf("commit to %s: %w", t.FullName(), err)
 		}
 	}
+	// The index manifest the changes combine with; they must still apply
+	// to it (CheckIndexBase).
+	var index []manifest.IndexEntry
+	if len(req.IndexChanges) > 0 {
+		latestID := int64(0)
+		if latest != nil {
+			latestID = latest.ID
+			var err error
+			if index, err = t.IndexEntries(ctx, latest); err != nil {
+				return nil, nil, fmt.Errorf("commit to %s: %w", t.FullName(), err)
+			}
+			for i := range index {
+				if index[i].Kind != manifest.FileKindAdd {
+					return nil, nil, fmt.Errorf("commit to %s: index manifest %s of snapshot %d holds a DELETE entry (%s); Java stores only ADD entries", t.FullName(), *latest.IndexManifest, latest.ID, index[i].IndexFile.FileName)
+				}
+			}
+		}
+		for i := range req.IndexChanges {
+			if err := CheckIndexBase(index, &req.IndexChanges[i]); err != nil {
+				return nil, nil, &ConflictError{Table: t.FullName(), Snapshot: latestID, Reason: err.Error()}
+			}
+		}
+	}
 	if check {
-		if err := t.checkConflicts(ctx, latest, base, req.Entries); err != nil {
+		if err := t.checkConflicts(ctx, latest, base, req.Entries, req.IndexChanges); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -239,29 +281,43 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 		return nil, written, err
 	}
 	baseName := t.paths.NewManifestListName()
-	baseSize, err := WriteManifestList(ctx, t.fio, t.paths.ManifestPath(baseName), merged, codec)
+	baseSize, err := manifest.WriteList(ctx, t.fio, t.paths.ManifestPath(baseName), merged, codec)
 	if err != nil {
 		return nil, written, err
 	}
 	written = append(written, t.paths.ManifestPath(baseName))
 
-	var delta []ManifestFileMeta
+	var delta []manifest.ListEntry
 	if len(req.Entries) > 0 {
 		name := t.paths.NewManifestFileName()
 		path := t.paths.ManifestPath(name)
-		size, err := WriteManifest(ctx, t.fio, path, req.Entries, codec)
+		size, err := manifest.Write(ctx, t.fio, path, req.Entries, codec)
 		if err != nil {
 			return nil, written, err
 		}
 		written = append(written, path)
-		meta, err := NewManifestFileMeta(name, size, req.Entries, partTypes, schema.ID)
+		meta, err := NewManifestListEntry(name, size, req.Entries, partTypes, schema.ID)
 		if err != nil {
 			return nil, written, err
 		}
 		delta = append(delta, meta)
 	}
+	var indexName *string
+	if latest != nil {
+		indexName = latest.IndexManifest
+	}
+	if len(req.IndexChanges) > 0 {
+		name := t.paths.NewIndexManifestName()
+		path := t.paths.ManifestPath(name)
+		if _, err := manifest.WriteIndex(ctx, t.fio, path, CombineIndexEntries(index, req.IndexChanges), codec); err != nil {
+			return nil, written, fmt.Errorf("commit to %s: %w", t.FullName(), err)
+		}
+		written = append(written, path)
+		indexName = &name
+	}
+
 	deltaName := t.paths.NewManifestListName()
-	deltaSize, err := WriteManifestList(ctx, t.fio, t.paths.ManifestPath(deltaName), delta, codec)
+	deltaSize, err := manifest.WriteList(ctx, t.fio, t.paths.ManifestPath(deltaName), delta, codec)
 	if err != nil {
 		return nil, written, err
 	}
@@ -270,7 +326,7 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 	var deltaRecords int64
 	for i := range req.Entries {
 		e := &req.Entries[i]
-		if e.Kind == FileKindAdd {
+		if e.Kind == manifest.FileKindAdd {
 			deltaRecords += e.File.RowCount
 		} else {
 			deltaRecords -= e.File.RowCount
@@ -308,13 +364,14 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 		TimeMillis:            now.UnixMilli(),
 		TotalRecordCount:      deltaRecords,
 		DeltaRecordCount:      deltaRecords,
+		IndexManifest:         indexName,
 	}
 	if latest != nil {
 		s.ID = latest.ID + 1
 		s.TotalRecordCount = latest.TotalRecordCount + deltaRecords
-		// Index files, watermark, statistics and row ids are untouched by
-		// the delta, so they carry over as Java carries them.
-		s.IndexManifest = latest.IndexManifest
+		// Watermark, statistics and row ids are untouched by the delta, so
+		// they carry over as Java carries them; so does the index manifest
+		// unless the commit changes index files.
 		s.Watermark = latest.Watermark
 		s.Statistics = latest.Statistics
 		s.NextRowID = latest.NextRowID
@@ -356,126 +413,4 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 		return nil, written, fmt.Errorf("commit to %s: snapshot %d was replaced by a concurrent writer: %w", t.FullName(), s.ID, fileio.ErrExist)
 	}
 	return s, nil, nil
-}
-
-func typesOfRow(rt RowType) []DataType {
-	out := make([]DataType, len(rt))
-	for i, f := range rt {
-		out[i] = f.Type
-	}
-	return out
-}
-
-// checkConflicts runs Java's commit checks (§8.4 of the format spec) on the
-// partitions the delta touches.
-func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []ManifestFileMeta, delta []ManifestEntry) error {
-	latestID := int64(0)
-	if latest != nil {
-		latestID = latest.ID
-	}
-	conflict := func(format string, args ...any) error {
-		return &ConflictError{Table: t.FullName(), Snapshot: latestID, Reason: fmt.Sprintf(format, args...)}
-	}
-	if _, _, err := MergeEntries(slices.Clone(delta)); err != nil {
-		return conflict("delta is inconsistent: %v", err)
-	}
-	touched := map[string]bool{}
-	for i := range delta {
-		touched[string(delta[i].Partition)] = true
-	}
-	live := map[FileIdentifier]*ManifestEntry{}
-	if latest != nil {
-		entries, err := t.ReadManifests(ctx, base)
-		if err != nil {
-			return fmt.Errorf("commit to %s: %w", t.FullName(), err)
-		}
-		adds, _, err := MergeEntries(entries)
-		if err != nil {
-			return fmt.Errorf("commit to %s: snapshot %d: %w", t.FullName(), latestID, err)
-		}
-		for i := range adds {
-			if touched[string(adds[i].Partition)] {
-				live[adds[i].Identifier()] = &adds[i]
-			}
-		}
-	}
-	// Total buckets must agree within a partition.
-	totals := map[string]int32{}
-	for _, e := range live {
-		if e.TotalBuckets > 0 {
-			totals[string(e.Partition)] = e.TotalBuckets
-		}
-	}
-	for i := range delta {
-		e := &delta[i]
-		if e.TotalBuckets <= 0 {
-			continue
-		}
-		if tb, ok := totals[string(e.Partition)]; ok && tb != e.TotalBuckets {
-			return conflict("file %s has %d total buckets, the partition has %d", e.File.FileName, e.TotalBuckets, tb)
-		}
-	}
-	for i := range delta {
-		e := &delta[i]
-		id := e.Identifier()
-		switch e.Kind {
-		case FileKindAdd:
-			if _, ok := live[id]; ok {
-				return conflict("file %s is already live", e.File.FileName)
-			}
-			live[id] = e
-		case FileKindDelete:
-			if _, ok := live[id]; !ok {
-				return conflict("file %s (bucket %d, level %d) to delete is no longer live", e.File.FileName, e.Bucket, e.File.Level)
-			}
-			delete(live, id)
-		}
-	}
-	if !t.HasPrimaryKey() {
-		return nil
-	}
-	// Files of one level ≥ 1 of a bucket must have disjoint key ranges.
-	keyTypes := typesOfRow(t.Schema().TrimmedPrimaryKeyType())
-	type lvl struct {
-		part   string
-		bucket int32
-		level  int32
-	}
-	groups := map[lvl][]*ManifestEntry{}
-	for _, e := range live {
-		if e.File.Level > 0 {
-			k := lvl{string(e.Partition), e.Bucket, e.File.Level}
-			groups[k] = append(groups[k], e)
-		}
-	}
-	for k, files := range groups {
-		type bounds struct {
-			e        *ManifestEntry
-			min, max Row
-		}
-		bs := make([]bounds, 0, len(files))
-		for _, e := range files {
-			lo, err := DecodeBinaryRow(keyTypes, e.File.MinKey)
-			if err != nil {
-				return fmt.Errorf("commit to %s: file %s min key: %w", t.FullName(), e.File.FileName, err)
-			}
-			hi, err := DecodeBinaryRow(keyTypes, e.File.MaxKey)
-			if err != nil {
-				return fmt.Errorf("commit to %s: file %s max key: %w", t.FullName(), e.File.FileName, err)
-			}
-			bs = append(bs, bounds{e, lo, hi})
-		}
-		slices.SortFunc(bs, func(a, b bounds) int {
-			if c := CompareRows(keyTypes, a.min, b.min); c != 0 {
-				return c
-			}
-			return bytes.Compare([]byte(a.e.File.FileName), []byte(b.e.File.FileName))
-		})
-		for i := 1; i < len(bs); i++ {
-			if CompareRows(keyTypes, bs[i-1].max, bs[i].min) >= 0 {
-				return conflict("bucket %d level %d: key ranges of %s and %s overlap", k.bucket, k.level, bs[i-1].e.File.FileName, bs[i].e.File.FileName)
-			}
-		}
-	}
-	return nil
 }

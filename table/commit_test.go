@@ -10,6 +10,7 @@ import (
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/manifest"
 	"github.com/compactd/compactd/write"
 )
 
@@ -83,7 +84,7 @@ func TestACommitWhosePublishMayHaveLandedKeepsItsFilesAndSaysTheOutcomeIsUnknown
 	}
 	// A metadata-only upgrade of one file, as compaction commits it.
 	del, up := adds[0], adds[0]
-	del.Kind = table.FileKindDelete
+	del.Kind = manifest.FileKindDelete
 	up.File.Level = 5
 
 	cctx, cancel := context.WithCancel(ctx)
@@ -93,7 +94,7 @@ func TestACommitWhosePublishMayHaveLandedKeepsItsFilesAndSaysTheOutcomeIsUnknown
 		t.Fatal(err)
 	}
 	_, err = faulty.Commit(cctx, table.CommitRequest{Kind: table.CommitCompact, CommitUser: "compactd-test",
-		CommitIdentifier: table.BatchCommitIdentifier, Entries: []table.ManifestEntry{del, up}})
+		CommitIdentifier: table.BatchCommitIdentifier, Entries: []manifest.Entry{del, up}})
 	if !errors.Is(err, table.ErrCommitOutcomeUnknown) {
 		t.Fatalf("want an unknown outcome, got %v", err)
 	}
@@ -153,14 +154,14 @@ func TestACommitWhoseLostPublishLandsLateFindsItInsteadOfConflictingWithItself(t
 		t.Fatal(err)
 	}
 	del, up := adds[0], adds[0]
-	del.Kind = table.FileKindDelete
+	del.Kind = manifest.FileKindDelete
 	up.File.Level = 5
 	faulty, err := table.OpenPath(ctx, &latePublish{FileIO: tb.FileIO()}, tb.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
 	res, err := faulty.Commit(ctx, table.CommitRequest{Kind: table.CommitCompact, CommitUser: "compactd-test",
-		CommitIdentifier: table.BatchCommitIdentifier, Entries: []table.ManifestEntry{del, up}})
+		CommitIdentifier: table.BatchCommitIdentifier, Entries: []manifest.Entry{del, up}})
 	if err != nil {
 		t.Fatalf("the commit landed as snapshot %d but Commit failed: %v", latest.ID+1, err)
 	}

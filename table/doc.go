@@ -17,35 +17,41 @@
 //     ReadSnapshotFile, ReadTags, ReadConsumers, BranchRoots, ReadHint,
 //     WriteHint, TrustedEarliest) reads any branch fail closed for expire
 //     and orphan.
-//   - The manifest codec: manifest.go (data manifests of ManifestEntry and
-//     DataFileMeta, declared in datafilemeta.go), manifest_list.go
-//     (ManifestFileMeta), indexmanifest.go (index manifests) and
-//     manifest_merge.go (Java's minor manifest merge), all over compactd's
-//     own bounded Avro object-container reader and writer (manifest_avro*.go,
-//     manifest_fields.go). binaryrow.go is Paimon's BinaryRow (partitions,
-//     keys, statistics); stats.go the SimpleStats of files and partitions.
-//   - The live file set: Table.FileSet (filestore.go) folds a snapshot's
-//     base and delta manifests into a FileSet of partitions, buckets and
-//     sorted runs.
-//   - The commit protocol: Table.Commit (commit.go), after Java's
-//     FileStoreCommitImpl: conflict checks against the latest snapshot,
-//     manifests and manifest lists, then the snapshot file published by
-//     exclusive create. ConflictError and ErrCommitOutcomeUnknown tell a
-//     caller whether its files may be deleted.
+//   - The manifest codec is package table/manifest (data manifests of
+//     manifest.Entry and DataFileMeta, manifest lists of ListEntry, index
+//     manifests of IndexEntry). What of it needs the table's types is here:
+//     binaryrow.go is Paimon's BinaryRow (partitions, keys, statistics);
+//     stats.go builds and decodes the manifest.SimpleStats of files and
+//     partitions (NewSimpleStats, DecodeSimpleStats, StatsCollector);
+//     manifest_summary.go the manifest-list row of a written manifest
+//     (NewManifestListEntry).
+//   - The live file set: fileset.go reads a snapshot's manifests and folds
+//     them into the live entries (ReadManifests, MergeEntries, LiveEntries,
+//     IndexEntries) and into a FileSet of partitions, buckets and sorted
+//     runs (Table.FileSet).
+//   - The commit protocol: commit*.go, after Java's FileStoreCommitImpl.
+//     commit.go is Table.Commit and its attempt loop (manifests and
+//     manifest lists written, then the snapshot file published by exclusive
+//     create); commit_check.go the conflict checks against the latest
+//     snapshot; indexchange.go the IndexChange a commit carries (a bucket's
+//     deletion-vector index files replaced: CombineIndexEntries,
+//     CheckIndexBase) and the new index manifest it writes; commit_merge.go the minor manifest merge of the base list.
+//     ConflictError and ErrCommitOutcomeUnknown tell a caller whether its
+//     files may be deleted.
 //   - Damage: DamagedError and ErrCorrupt (damage.go) are how a reader
 //     fails closed; Confine (confine.go) keeps deletions inside the table's
 //     real path.
 //   - Values: Row, Decimal, Timestamp, Map and KeyValue (row.go), compared
 //     as Paimon compares them (compare.go).
-//   - Java-compatibility helpers: javafmt.go renders values as Java prints
-//     them (JavaFloatString for Float/Double.toString, LocalDate and
-//     LocalDateTime text, DateTimeUtils timestamps and times, civil dates);
-//     timestamp.go splits instants by floor division (FloorDiv, FloorMod,
-//     TimestampFromMicros/Nanos/DayNanos); partition_value.go names
+//   - Java compatibility: the arithmetic and text forms themselves (floor
+//     division, Float/Double.toString, civil dates, LocalDate and
+//     DateTimeUtils text, String.trim, Character.isWhitespace) are in
+//     internal/javacompat; timestamp.go splits instants with them
+//     (TimestampFromMicros/Nanos/DayNanos); partition_value.go names
 //     partition directories as Java does (PartitionValueString). The
-//     schema-evolution casts (Java's CastExecutors) are in table/datafile,
-//     cast*.go.
+//     schema-evolution casts (Java's CastExecutors) are package table/cast.
 //
-// Subpackages: table/datafile (data files), table/reach (what kept metadata
-// reaches, for expire and orphan).
+// Subpackages: table/manifest (the manifest codec, below table),
+// table/datafile (data files), table/cast (schema-evolution casts),
+// table/reach (what kept metadata reaches, for expire and orphan).
 package table

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table/manifest"
 	"github.com/hamba/avro/v2/ocf"
 )
 
@@ -125,13 +126,13 @@ func TestManifestFixturesDecodeAndRoundTrip(t *testing.T) {
 			var err error
 			switch fx.kind {
 			case fixtureManifest:
-				_, err = DecodeManifest(data)
+				_, err = manifest.Decode(data)
 			case fixtureManifestList:
-				_, err = DecodeManifestList(data)
+				_, err = manifest.DecodeList(data)
 			case fixtureIndexManifest:
-				_, err = DecodeIndexManifest(data)
+				_, err = manifest.DecodeIndex(data)
 			}
-			if !errors.Is(err, ErrUnsupportedManifestFormat) || !strings.Contains(err.Error(), "ORC") {
+			if !errors.Is(err, manifest.ErrUnsupportedFormat) || !strings.Contains(err.Error(), "ORC") {
 				t.Errorf("%s: ORC manifest: want ErrUnsupportedManifestFormat naming ORC, got %v", rel, err)
 			}
 			orcRefused++
@@ -143,13 +144,13 @@ func TestManifestFixturesDecodeAndRoundTrip(t *testing.T) {
 		var orig any
 		switch fx.kind {
 		case fixtureManifest:
-			entries, err := DecodeManifest(data)
+			entries, err := manifest.Decode(data)
 			if err != nil {
 				t.Errorf("%s: %v", rel, err)
 				continue
 			}
 			n = len(entries)
-			enc, err := EncodeManifest(entries, codec)
+			enc, err := manifest.Encode(entries, codec)
 			if err != nil {
 				t.Errorf("%s: encode: %v", rel, err)
 				continue
@@ -158,19 +159,19 @@ func TestManifestFixturesDecodeAndRoundTrip(t *testing.T) {
 				t.Errorf("%s: hamba reads %d records from our %s re-encoding, want %d", rel, got, codec, n)
 			}
 			orig = entries
-			again, err = DecodeManifest(enc)
+			again, err = manifest.Decode(enc)
 			if err != nil {
 				t.Errorf("%s: decode re-encoded: %v", rel, err)
 				continue
 			}
 		case fixtureManifestList:
-			metas, err := DecodeManifestList(data)
+			metas, err := manifest.DecodeList(data)
 			if err != nil {
 				t.Errorf("%s: %v", rel, err)
 				continue
 			}
 			n = len(metas)
-			enc, err := EncodeManifestList(metas, codec)
+			enc, err := manifest.EncodeList(metas, codec)
 			if err != nil {
 				t.Errorf("%s: encode: %v", rel, err)
 				continue
@@ -179,19 +180,19 @@ func TestManifestFixturesDecodeAndRoundTrip(t *testing.T) {
 				t.Errorf("%s: hamba reads %d records from our re-encoding, want %d", rel, got, n)
 			}
 			orig = metas
-			again, err = DecodeManifestList(enc)
+			again, err = manifest.DecodeList(enc)
 			if err != nil {
 				t.Errorf("%s: decode re-encoded: %v", rel, err)
 				continue
 			}
 		case fixtureIndexManifest:
-			entries, err := DecodeIndexManifest(data)
+			entries, err := manifest.DecodeIndex(data)
 			if err != nil {
 				t.Errorf("%s: %v", rel, err)
 				continue
 			}
 			n = len(entries)
-			enc, err := EncodeIndexManifest(entries, codec)
+			enc, err := manifest.EncodeIndex(entries, codec)
 			if err != nil {
 				t.Errorf("%s: encode: %v", rel, err)
 				continue
@@ -200,7 +201,7 @@ func TestManifestFixturesDecodeAndRoundTrip(t *testing.T) {
 				t.Errorf("%s: hamba reads %d records from our re-encoding, want %d", rel, got, n)
 			}
 			orig = entries
-			again, err = DecodeIndexManifest(enc)
+			again, err = manifest.DecodeIndex(enc)
 			if err != nil {
 				t.Errorf("%s: decode re-encoded: %v", rel, err)
 				continue
@@ -273,7 +274,7 @@ func (s fixtureSchema) partitionTypes(t *testing.T) []DataType {
 
 // TestManifestListRowsMatchTheirManifests checks every manifest-list row of
 // the Java-written fixtures against the manifest it points to: exact file
-// size, ADD/DELETE counts, and the summary NewManifestFileMeta recomputes
+// size, ADD/DELETE counts, and the summary NewManifestListEntry recomputes
 // (partition stats bytes, schema id, bucket/level/row-id ranges) must equal
 // what Java stored.
 func TestManifestListRowsMatchTheirManifests(t *testing.T) {
@@ -284,7 +285,7 @@ func TestManifestListRowsMatchTheirManifests(t *testing.T) {
 		if fx.orc || fx.kind != fixtureManifestList || !strings.HasPrefix(filepath.Base(fx.path), "manifest-list-") {
 			continue
 		}
-		metas, err := ReadManifestList(ctx, fio, fx.path)
+		metas, err := manifest.ReadList(ctx, fio, fx.path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -299,11 +300,11 @@ func TestManifestListRowsMatchTheirManifests(t *testing.T) {
 			if st.Size() != m.FileSize {
 				t.Errorf("%s: size %d, list says %d", mp, st.Size(), m.FileSize)
 			}
-			entries, err := ReadManifest(ctx, fio, mp)
+			entries, err := manifest.Read(ctx, fio, mp)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := NewManifestFileMeta(m.FileName, st.Size(), entries, ptypes, schema.ID)
+			got, err := NewManifestListEntry(m.FileName, st.Size(), entries, ptypes, schema.ID)
 			if err != nil {
 				t.Fatalf("%s: %v", mp, err)
 			}
@@ -334,16 +335,16 @@ func TestReadManifestErrorsNameTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, read := range map[string]func() error{
-		"manifest":       func() error { _, err := ReadManifest(ctx, fio, p); return err },
-		"manifest list":  func() error { _, err := ReadManifestList(ctx, fio, p); return err },
-		"index manifest": func() error { _, err := ReadIndexManifest(ctx, fio, p); return err },
+		"manifest":       func() error { _, err := manifest.Read(ctx, fio, p); return err },
+		"manifest list":  func() error { _, err := manifest.ReadList(ctx, fio, p); return err },
+		"index manifest": func() error { _, err := manifest.ReadIndex(ctx, fio, p); return err },
 	} {
 		err := read()
 		if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: error %v does not name the file", name, err)
 		}
 	}
-	_, err := ReadManifest(ctx, fio, filepath.Join(t.TempDir(), "missing"))
+	_, err := manifest.Read(ctx, fio, filepath.Join(t.TempDir(), "missing"))
 	if !errors.Is(err, fileio.ErrNotExist) {
 		t.Errorf("missing manifest: want ErrNotExist, got %v", err)
 	}
@@ -390,7 +391,7 @@ func TestFixtureBinaryRowsReencodeByteForByte(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		entries, err := DecodeManifest(data)
+		entries, err := manifest.Decode(data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -446,8 +447,8 @@ func TestFixtureBinaryRowsReencodeByteForByte(t *testing.T) {
 			if kt, ok := s.types(t, keys); ok && len(s.PrimaryKeys) > 0 {
 				check("min key", kt, e.File.MinKey)
 				check("max key", kt, e.File.MaxKey)
-				check("key stats min", statsTypes(kt), e.File.KeyStats.MinValues)
-				check("key stats max", statsTypes(kt), e.File.KeyStats.MaxValues)
+				check("key stats min", StatsTypes(kt), e.File.KeyStats.MinValues)
+				check("key stats max", StatsTypes(kt), e.File.KeyStats.MaxValues)
 			}
 			cols := e.File.ValueStatsCols
 			if cols == nil {
@@ -459,8 +460,8 @@ func TestFixtureBinaryRowsReencodeByteForByte(t *testing.T) {
 				}
 			}
 			if vt, ok := s.types(t, cols); ok {
-				check("value stats min", statsTypes(vt), e.File.ValueStats.MinValues)
-				check("value stats max", statsTypes(vt), e.File.ValueStats.MaxValues)
+				check("value stats min", StatsTypes(vt), e.File.ValueStats.MinValues)
+				check("value stats max", StatsTypes(vt), e.File.ValueStats.MaxValues)
 			}
 		}
 	}
@@ -490,7 +491,7 @@ func slicesContains(s []string, v string) bool {
 
 // liveFixtureFiles folds the base and delta manifest lists of a snapshot
 // the way Java does (ADD inserts, DELETE removes by identifier).
-func liveFixtureFiles(t *testing.T, tableRoot string, snapshot int) (live []ManifestEntry, delta []ManifestEntry) {
+func liveFixtureFiles(t *testing.T, tableRoot string, snapshot int) (live []manifest.Entry, delta []manifest.Entry) {
 	t.Helper()
 	ctx := context.Background()
 	fio := fileio.NewLocal()
@@ -505,14 +506,14 @@ func liveFixtureFiles(t *testing.T, tableRoot string, snapshot int) (live []Mani
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}
-	read := func(list string) []ManifestEntry {
-		metas, err := ReadManifestList(ctx, fio, filepath.Join(tableRoot, "manifest", list))
+	read := func(list string) []manifest.Entry {
+		metas, err := manifest.ReadList(ctx, fio, filepath.Join(tableRoot, "manifest", list))
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out []ManifestEntry
+		var out []manifest.Entry
 		for _, m := range metas {
-			es, err := ReadManifest(ctx, fio, filepath.Join(tableRoot, "manifest", m.FileName))
+			es, err := manifest.Read(ctx, fio, filepath.Join(tableRoot, "manifest", m.FileName))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -522,16 +523,16 @@ func liveFixtureFiles(t *testing.T, tableRoot string, snapshot int) (live []Mani
 	}
 	delta = read(s.Delta)
 	all := append(read(s.Base), delta...)
-	byID := map[FileIdentifier]int{}
+	byID := map[manifest.FileIdentifier]int{}
 	for i, e := range all {
 		id := e.Identifier()
 		switch e.Kind {
-		case FileKindAdd:
+		case manifest.FileKindAdd:
 			if _, dup := byID[id]; dup {
 				t.Fatalf("snapshot %d: %s added twice", snapshot, id)
 			}
 			byID[id] = i
-		case FileKindDelete:
+		case manifest.FileKindDelete:
 			if _, ok := byID[id]; !ok {
 				t.Fatalf("snapshot %d: DELETE of %s before its ADD", snapshot, id)
 			}
@@ -564,7 +565,7 @@ func TestFixtureManifestsAgreeWithReadmeCounts(t *testing.T) {
 			_, delta := liveFixtureFiles(t, root, snap)
 			adds := 0
 			for _, e := range delta {
-				if e.Kind == FileKindAdd {
+				if e.Kind == manifest.FileKindAdd {
 					adds++
 				}
 			}

@@ -61,6 +61,7 @@ const (
 	OptFileSuffixIncludeCompression          = "file.suffix.include.compression"
 	OptIndexFileInDataFileDir                = "index-file-in-data-file-dir"
 	OptDataFileExternalPaths                 = "data-file.external-paths"
+	OptGlobalIndexExternalPath               = "global-index.external-path"
 	OptCommitMaxRetries                      = "commit.max-retries"
 	OptCommitTimeout                         = "commit.timeout"
 	OptCommitMinRetryWait                    = "commit.min-retry-wait"
@@ -187,6 +188,10 @@ type Options struct {
 	FileSuffixIncludeCompression bool
 	IndexFileInDataFileDir       bool
 	DataFileExternalPaths        string
+	// GlobalIndexExternalPath is global-index.external-path: where Java
+	// 1.4 writes new index files (deletion vectors of bucketed tables
+	// included) instead of index/; "" when unset.
+	GlobalIndexExternalPath      string
 	FileIndexInManifestThreshold int64
 	DynamicBucketTargetRowNum    int64
 
@@ -330,6 +335,7 @@ func ParseOptions(raw map[string]string) (*Options, error) {
 	o.FileSuffixIncludeCompression = p.bool(OptFileSuffixIncludeCompression, false)
 	o.IndexFileInDataFileDir = p.bool(OptIndexFileInDataFileDir, false)
 	o.DataFileExternalPaths = p.str(OptDataFileExternalPaths, "")
+	o.GlobalIndexExternalPath = p.str(OptGlobalIndexExternalPath, "")
 	o.FileIndexInManifestThreshold = p.memory(OptFileIndexInManifestThreshold, 500)
 	o.DynamicBucketTargetRowNum = p.int64(OptDynamicBucketTargetRowNum, 2_000_000)
 

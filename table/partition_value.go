@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/compactd/compactd/internal/javacompat"
 )
 
 // PartitionValueString renders a non-null partition value as Java does for
@@ -33,13 +35,13 @@ func PartitionValueString(t DataType, v any, legacy bool) (string, error) {
 		if !ok {
 			break
 		}
-		return JavaFloatString(float64(f), 32), nil
+		return javacompat.FloatString(float64(f), 32), nil
 	case TypeDouble:
 		f, ok := v.(float64)
 		if !ok {
 			break
 		}
-		return JavaFloatString(f, 64), nil
+		return javacompat.FloatString(f, 64), nil
 	case TypeChar, TypeVarChar:
 		s, ok := v.(string)
 		if !ok {
@@ -60,7 +62,7 @@ func PartitionValueString(t DataType, v any, legacy bool) (string, error) {
 		if legacy {
 			return strconv.FormatInt(int64(n), 10), nil
 		}
-		return formatLocalDate(int64(n)), nil
+		return javacompat.LocalDateString(int64(n)), nil
 	case TypeTime:
 		n, ok := v.(int32)
 		if !ok {
@@ -69,21 +71,21 @@ func PartitionValueString(t DataType, v any, legacy bool) (string, error) {
 		if legacy {
 			return strconv.FormatInt(int64(n), 10), nil
 		}
-		return formatSQLTime(n, t.Precision), nil
+		return javacompat.FormatSQLTime(n, t.Precision), nil
 	case TypeTimestamp, TypeTimestampLTZ:
 		ts, ok := v.(Timestamp)
 		if !ok {
 			break
 		}
 		if legacy {
-			return localDateTimeString(ts), nil
+			return javacompat.LocalDateTimeString(ts.Millis, ts.NanoOfMilli), nil
 		}
 		if t.Root == TypeTimestampLTZ {
 			// Java shifts to the JVM default zone before formatting.
 			_, off := time.UnixMilli(ts.Millis).Zone()
 			ts.Millis += int64(off) * 1000
 		}
-		return formatSQLTimestamp(ts, t.Precision), nil
+		return javacompat.FormatSQLTimestamp(ts.Millis, ts.NanoOfMilli, t.Precision), nil
 	case TypeBinary, TypeVarBinary:
 		if legacy {
 			return "", fmt.Errorf("binary partition values have no stable legacy name")

@@ -5,9 +5,10 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"unicode"
 
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/internal/javacompat"
+	"github.com/compactd/compactd/table/manifest"
 	"github.com/google/uuid"
 )
 
@@ -304,7 +305,7 @@ func (p *PathFactory) PartitionSpec(row Row) ([][2]string, error) {
 				return nil, fmt.Errorf("partition key %s: %w", p.partitionKeys[i], err)
 			}
 		}
-		if isJavaBlank(s) {
+		if javacompat.IsBlank(s) {
 			s = p.defaultPartName
 		}
 		out[i] = [2]string{p.partitionKeys[i], s}
@@ -332,7 +333,7 @@ func (p *PathFactory) BucketPath(partition []byte, bucket int32) (string, error)
 
 // DataFilePath is where a data file lives: its _EXTERNAL_PATH when set,
 // else the bucket directory plus its name.
-func (p *PathFactory) DataFilePath(partition []byte, bucket int32, f *DataFileMeta) (string, error) {
+func (p *PathFactory) DataFilePath(partition []byte, bucket int32, f *manifest.DataFileMeta) (string, error) {
 	if f.ExternalPath != nil {
 		return *f.ExternalPath, nil
 	}
@@ -347,7 +348,7 @@ func (p *PathFactory) DataFilePath(partition []byte, bucket int32, f *DataFileMe
 // external path when set, else the bucket directory when
 // index-file-in-data-file-dir is true, else index/ (Java
 // FileStorePathFactory.indexFileFactory).
-func (p *PathFactory) IndexFileOf(partition []byte, bucket int32, f *IndexFileMeta) (string, error) {
+func (p *PathFactory) IndexFileOf(partition []byte, bucket int32, f *manifest.IndexFileMeta) (string, error) {
 	if f.ExternalPath != nil {
 		return *f.ExternalPath, nil
 	}
@@ -363,7 +364,7 @@ func (p *PathFactory) IndexFileOf(partition []byte, bucket int32, f *IndexFileMe
 
 // ExtraFilePath is where one of a data file's _EXTRA_FILES lives: next to
 // the data file (in the external directory when the file is external).
-func (p *PathFactory) ExtraFilePath(partition []byte, bucket int32, f *DataFileMeta, extra string) (string, error) {
+func (p *PathFactory) ExtraFilePath(partition []byte, bucket int32, f *manifest.DataFileMeta, extra string) (string, error) {
 	if f.ExternalPath != nil {
 		return fileio.Join(fileio.Dir(*f.ExternalPath), extra), nil
 	}
@@ -417,25 +418,4 @@ func UnescapePathName(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
-}
-
-// isJavaBlank is StringUtils.isNullOrWhitespaceOnly: empty or only
-// characters for which Java's Character.isWhitespace holds.
-func isJavaBlank(s string) bool {
-	for _, r := range s {
-		if !javaIsWhitespace(r) {
-			return false
-		}
-	}
-	return true
-}
-
-func javaIsWhitespace(r rune) bool {
-	switch r {
-	case '\t', '\n', 0x0B, '\f', '\r', 0x1C, 0x1D, 0x1E, 0x1F:
-		return true
-	case 0x00A0, 0x2007, 0x202F:
-		return false
-	}
-	return unicode.In(r, unicode.Zs, unicode.Zl, unicode.Zp)
 }

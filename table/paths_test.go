@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 func metaSchema(t *testing.T, fields RowType, part, pk []string, opts map[string]string) *TableSchema {
@@ -130,10 +131,10 @@ func TestNewFileNames(t *testing.T) {
 		t.Errorf("postpone bucket path %s", p)
 	}
 	ext := "s3://other/x/data-1.parquet"
-	if got, _ := pf.DataFilePath(EmptyBinaryRow(), 0, &DataFileMeta{FileName: "data-1.parquet", ExternalPath: &ext}); got != ext {
+	if got, _ := pf.DataFilePath(EmptyBinaryRow(), 0, &manifest.DataFileMeta{FileName: "data-1.parquet", ExternalPath: &ext}); got != ext {
 		t.Errorf("external path ignored: %s", got)
 	}
-	if got, _ := pf.ExtraFilePath(EmptyBinaryRow(), 0, &DataFileMeta{FileName: "data-1.parquet", ExternalPath: &ext}, "data-1.parquet.index"); got != "s3://other/x/data-1.parquet.index" {
+	if got, _ := pf.ExtraFilePath(EmptyBinaryRow(), 0, &manifest.DataFileMeta{FileName: "data-1.parquet", ExternalPath: &ext}, "data-1.parquet.index"); got != "s3://other/x/data-1.parquet.index" {
 		t.Errorf("extra file path %s", got)
 	}
 	if TablePath("/wh", "db", "t") != fileio.Join("/wh", "db.db", "t") {

@@ -1,53 +1,40 @@
 package table
 
+// The statistics of files and partitions: building and decoding the
+// BinaryRows of a manifest.SimpleStats needs the column types.
+
 import (
 	"bytes"
 	"cmp"
 	"fmt"
 	"math"
 	"math/big"
+
+	"github.com/compactd/compactd/table/manifest"
 )
-
-// SimpleStats is Paimon's per-column statistics record (_KEY_STATS,
-// _VALUE_STATS, _PARTITION_STATS): min and max values as serialized
-// BinaryRows with one field per stats column (a null field = unknown), and a
-// null count per column (a nil element = unknown).
-//
-// The stats row type is the column types forced nullable. Empty stats (used
-// for append-table keys and unpartitioned partition stats) are two empty
-// rows and an empty NullCounts.
-type SimpleStats struct {
-	MinValues  []byte
-	MaxValues  []byte
-	NullCounts []*int64
-}
-
-// EmptySimpleStats returns stats over zero columns, as Java writes them.
-func EmptySimpleStats() SimpleStats {
-	return SimpleStats{MinValues: EmptyBinaryRow(), MaxValues: EmptyBinaryRow(), NullCounts: []*int64{}}
-}
 
 // NewSimpleStats encodes min/max rows of the given column types. nullCounts
 // must have one element per column.
-func NewSimpleStats(types []DataType, minValues, maxValues Row, nullCounts []*int64) (SimpleStats, error) {
+func NewSimpleStats(types []DataType, minValues, maxValues Row, nullCounts []*int64) (manifest.SimpleStats, error) {
 	if len(nullCounts) != len(types) {
-		return SimpleStats{}, fmt.Errorf("simple stats: %d null counts for %d columns", len(nullCounts), len(types))
+		return manifest.SimpleStats{}, fmt.Errorf("simple stats: %d null counts for %d columns", len(nullCounts), len(types))
 	}
 	mn, err := EncodeBinaryRow(types, minValues)
 	if err != nil {
-		return SimpleStats{}, fmt.Errorf("simple stats min: %w", err)
+		return manifest.SimpleStats{}, fmt.Errorf("simple stats min: %w", err)
 	}
 	mx, err := EncodeBinaryRow(types, maxValues)
 	if err != nil {
-		return SimpleStats{}, fmt.Errorf("simple stats max: %w", err)
+		return manifest.SimpleStats{}, fmt.Errorf("simple stats max: %w", err)
 	}
 	nc := make([]*int64, len(nullCounts))
 	copy(nc, nullCounts)
-	return SimpleStats{MinValues: mn, MaxValues: mx, NullCounts: nc}, nil
+	return manifest.SimpleStats{MinValues: mn, MaxValues: mx, NullCounts: nc}, nil
 }
 
-// Decode returns the min and max rows for the given column types.
-func (s SimpleStats) Decode(types []DataType) (minValues, maxValues Row, err error) {
+// DecodeSimpleStats returns the min and max rows of s for the given column
+// types.
+func DecodeSimpleStats(s manifest.SimpleStats, types []DataType) (minValues, maxValues Row, err error) {
 	minValues, err = DecodeBinaryRow(types, s.MinValues)
 	if err != nil {
 		return nil, nil, fmt.Errorf("simple stats min: %w", err)
@@ -60,20 +47,6 @@ func (s SimpleStats) Decode(types []DataType) (minValues, maxValues Row, err err
 		return nil, nil, fmt.Errorf("simple stats: %d null counts for %d columns", len(s.NullCounts), len(types))
 	}
 	return minValues, maxValues, nil
-}
-
-// Equal reports whether both stats have identical bytes and null counts.
-func (s SimpleStats) Equal(o SimpleStats) bool {
-	if !bytes.Equal(s.MinValues, o.MinValues) || !bytes.Equal(s.MaxValues, o.MaxValues) || len(s.NullCounts) != len(o.NullCounts) {
-		return false
-	}
-	for i, a := range s.NullCounts {
-		b := o.NullCounts[i]
-		if (a == nil) != (b == nil) || (a != nil && *a != *b) {
-			return false
-		}
-	}
-	return true
 }
 
 // StatsCollector computes "full" statistics (exact min, max and null count
@@ -137,7 +110,7 @@ func (c *StatsCollector) AddBinaryRow(serialized []byte) error {
 }
 
 // Result encodes the collected stats.
-func (c *StatsCollector) Result() (SimpleStats, error) {
+func (c *StatsCollector) Result() (manifest.SimpleStats, error) {
 	nc := make([]*int64, len(c.nullCounts))
 	for i := range c.nullCounts {
 		n := c.nullCounts[i]

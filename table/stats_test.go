@@ -1,6 +1,7 @@
 package table
 
 import (
+	"github.com/compactd/compactd/table/manifest"
 	"math"
 	"math/big"
 	"reflect"
@@ -35,7 +36,7 @@ func TestStatsCollectorKeepsExactMinMaxAndNullCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mn, mx, err := s.Decode(types)
+	mn, mx, err := DecodeSimpleStats(s, types)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestStatsCollectorAllNullColumnHasNullMinMax(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mn, mx, err := s.Decode(types)
+	mn, mx, err := DecodeSimpleStats(s, types)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,19 +108,19 @@ func TestStatsCollectorRejectsMixedTypes(t *testing.T) {
 }
 
 func TestEmptySimpleStatsIsJavasEmptyStats(t *testing.T) {
-	e := EmptySimpleStats()
+	e := manifest.EmptySimpleStats()
 	if len(e.MinValues) != 12 || len(e.MaxValues) != 12 || e.NullCounts == nil || len(e.NullCounts) != 0 {
 		t.Errorf("%+v", e)
 	}
-	mn, mx, err := e.Decode(nil)
+	mn, mx, err := DecodeSimpleStats(e, nil)
 	if err != nil || len(mn) != 0 || len(mx) != 0 {
 		t.Errorf("decode: %v %v %v", mn, mx, err)
 	}
-	if !e.Equal(EmptySimpleStats()) {
+	if !e.Equal(manifest.EmptySimpleStats()) {
 		t.Error("not equal to itself")
 	}
 	n := int64(1)
-	other := SimpleStats{MinValues: e.MinValues, MaxValues: e.MaxValues, NullCounts: []*int64{&n}}
+	other := manifest.SimpleStats{MinValues: e.MinValues, MaxValues: e.MaxValues, NullCounts: []*int64{&n}}
 	if e.Equal(other) {
 		t.Error("different null counts compare equal")
 	}

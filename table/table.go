@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // ErrNoSnapshot is returned when a table has no snapshot yet.
@@ -18,7 +19,7 @@ var ErrNoSnapshot = errors.New("table has no snapshot")
 var ErrNotATable = errors.New("not a Paimon table (no schema/schema-N)")
 
 // UnsupportedFormatError refuses a table whose metadata compactd cannot
-// read. It matches errors.Is(err, ErrUnsupportedManifestFormat).
+// read. It matches errors.Is(err, manifest.ErrUnsupportedFormat).
 type UnsupportedFormatError struct {
 	Option string // e.g. "manifest.format"
 	Value  string // e.g. "orc"
@@ -29,8 +30,8 @@ func (e *UnsupportedFormatError) Error() string {
 	return fmt.Sprintf("not supported: %s=%s in %s", e.Option, e.Value, e.Table)
 }
 
-// Unwrap lets callers test errors.Is(err, ErrUnsupportedManifestFormat).
-func (e *UnsupportedFormatError) Unwrap() error { return ErrUnsupportedManifestFormat }
+// Unwrap lets callers test errors.Is(err, manifest.ErrUnsupportedFormat).
+func (e *UnsupportedFormatError) Unwrap() error { return manifest.ErrUnsupportedFormat }
 
 // Table is an open Paimon table (main branch): its schemas, options and
 // layout. Snapshots, tags and consumers are read on demand, so one Table

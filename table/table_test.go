@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // fixtureTables returns the table directories of the fixtures: directories
@@ -55,7 +56,7 @@ func TestEveryFixtureTableOpensAndReadsAllSnapshots(t *testing.T) {
 		tb, err := OpenPath(ctx, fio, dir)
 		if isORCFixture(dir) {
 			var ufe *UnsupportedFormatError
-			if err == nil || !errors.As(err, &ufe) || !errors.Is(err, ErrUnsupportedManifestFormat) {
+			if err == nil || !errors.As(err, &ufe) || !errors.Is(err, manifest.ErrUnsupportedFormat) {
 				t.Errorf("%s: ORC-manifest table must be refused, got %v", dir, err)
 				continue
 			}
@@ -229,7 +230,7 @@ func checkRuns(t *testing.T, tb *Table, dir string, b *BucketFiles) {
 	t.Helper()
 	n := 0
 	lastLevel := int32(-1)
-	var prevL0 *ManifestEntry
+	var prevL0 *manifest.Entry
 	for _, r := range b.Runs {
 		n += len(r.Files)
 		if r.Level < lastLevel || (r.Level == lastLevel && r.Level != 0) {

@@ -1,14 +1,19 @@
 package table
 
-import "time"
+import (
+	"time"
+
+	"github.com/compactd/compactd/internal/javacompat"
+)
 
 // Splitting instants. A Paimon Timestamp is epoch milliseconds plus a
 // nano-of-millisecond in 0..999999, also before 1970: the last nanosecond of
 // 1969 is {Millis: -1, NanoOfMilli: 999999}. Every conversion from a count
 // of smaller units (micros, nanos, INT96 nanos of day) must therefore divide
 // with floor division; Go's / and % truncate towards zero and would give a
-// negative nano part. These helpers are the only place compactd splits
-// instants; use them rather than / and %.
+// negative nano part. These helpers, over javacompat.FloorDiv and
+// FloorMod, are the only place compactd splits instants; use them rather
+// than / and %.
 
 const (
 	// MillisPerDay is the number of milliseconds in a day.
@@ -17,27 +22,15 @@ const (
 	NanosPerMilli = 1_000_000
 )
 
-// FloorDiv is a / b rounded towards negative infinity (Java's Math.floorDiv).
-func FloorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
-}
-
-// FloorMod is a - FloorDiv(a, b)*b: the remainder with the sign of b.
-func FloorMod(a, b int64) int64 { return a - FloorDiv(a, b)*b }
-
 // TimestampFromMicros splits epoch microseconds (Java's Timestamp.fromMicros).
 func TimestampFromMicros(us int64) Timestamp {
-	return Timestamp{Millis: FloorDiv(us, 1000), NanoOfMilli: int32(FloorMod(us, 1000) * 1000)}
+	return Timestamp{Millis: javacompat.FloorDiv(us, 1000), NanoOfMilli: int32(javacompat.FloorMod(us, 1000) * 1000)}
 }
 
 // TimestampFromNanos splits epoch nanoseconds (an int64 of nanoseconds only
 // covers 1677-09-21 to 2262-04-11).
 func TimestampFromNanos(ns int64) Timestamp {
-	return Timestamp{Millis: FloorDiv(ns, NanosPerMilli), NanoOfMilli: int32(FloorMod(ns, NanosPerMilli))}
+	return Timestamp{Millis: javacompat.FloorDiv(ns, NanosPerMilli), NanoOfMilli: int32(javacompat.FloorMod(ns, NanosPerMilli))}
 }
 
 // TimestampFromDayNanos is the timestamp nanosOfDay nanoseconds after the
@@ -46,8 +39,8 @@ func TimestampFromNanos(ns int64) Timestamp {
 // rounded towards zero (1969-12-31T23:59:59.999999999 is day 0 and -1 ns).
 func TimestampFromDayNanos(day, nanosOfDay int64) Timestamp {
 	return Timestamp{
-		Millis:      day*MillisPerDay + FloorDiv(nanosOfDay, NanosPerMilli),
-		NanoOfMilli: int32(FloorMod(nanosOfDay, NanosPerMilli)),
+		Millis:      day*MillisPerDay + javacompat.FloorDiv(nanosOfDay, NanosPerMilli),
+		NanoOfMilli: int32(javacompat.FloorMod(nanosOfDay, NanosPerMilli)),
 	}
 }
 
@@ -65,11 +58,11 @@ func (ts Timestamp) Micros() int64 { return ts.Millis*1000 + int64(ts.NanoOfMill
 // DayNanos is the epoch day and the nanoseconds within it, both floored:
 // 0 <= nanosOfDay < 86400 s.
 func (ts Timestamp) DayNanos() (day, nanosOfDay int64) {
-	day = FloorDiv(ts.Millis, MillisPerDay)
-	return day, FloorMod(ts.Millis, MillisPerDay)*NanosPerMilli + int64(ts.NanoOfMilli)
+	day = javacompat.FloorDiv(ts.Millis, MillisPerDay)
+	return day, javacompat.FloorMod(ts.Millis, MillisPerDay)*NanosPerMilli + int64(ts.NanoOfMilli)
 }
 
 // Time is the instant as a time.Time in UTC.
 func (ts Timestamp) Time() time.Time {
-	return time.Unix(FloorDiv(ts.Millis, 1000), FloorMod(ts.Millis, 1000)*NanosPerMilli+int64(ts.NanoOfMilli)).UTC()
+	return time.Unix(javacompat.FloorDiv(ts.Millis, 1000), javacompat.FloorMod(ts.Millis, 1000)*NanosPerMilli+int64(ts.NanoOfMilli)).UTC()
 }

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/compactd/compactd/internal/javacompat"
 )
 
 const (
@@ -72,7 +74,7 @@ func TestTimestampSplitsAgreeWithTimePackage(t *testing.T) {
 		}
 		day, nod := ts.DayNanos()
 		midnight := time.Date(tm.Year(), tm.Month(), tm.Day(), 0, 0, 0, 0, time.UTC)
-		if day != FloorDiv(midnight.Unix(), 86400) || nod != int64(tm.Sub(midnight)) {
+		if day != javacompat.FloorDiv(midnight.Unix(), 86400) || nod != int64(tm.Sub(midnight)) {
 			t.Fatalf("%s: DayNanos %d %d", tm, day, nod)
 		}
 		if got := TimestampFromDayNanos(day, nod); got != ts {
@@ -97,16 +99,6 @@ func TestTimestampSplitsAgreeWithTimePackage(t *testing.T) {
 			if got := TimestampFromNanos(tm.UnixNano()); got != ts {
 				t.Fatalf("%s: from nanos %d: %+v", tm, tm.UnixNano(), got)
 			}
-		}
-	}
-}
-
-func TestFloorDivAndMod(t *testing.T) {
-	for _, c := range []struct{ a, b, q, m int64 }{
-		{7, 2, 3, 1}, {-7, 2, -4, 1}, {7, -2, -4, -1}, {-7, -2, 3, -1}, {-1, 1000, -1, 999}, {-1000, 1000, -1, 0}, {0, 5, 0, 0},
-	} {
-		if q, m := FloorDiv(c.a, c.b), FloorMod(c.a, c.b); q != c.q || m != c.m {
-			t.Errorf("FloorDiv/FloorMod(%d, %d) = %d, %d; want %d, %d", c.a, c.b, q, m, c.q, c.m)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // AppendRoller writes rows of one append-table bucket into level-0 files
@@ -18,7 +19,7 @@ type AppendRoller struct {
 }
 
 // NewAppendRoller prepares a writer whose first row gets sequence number firstSeq.
-func NewAppendRoller(ctx context.Context, t *table.Table, partition []byte, bucket int32, firstSeq int64, source table.FileSource) *AppendRoller {
+func NewAppendRoller(ctx context.Context, t *table.Table, partition []byte, bucket int32, firstSeq int64, source manifest.FileSource) *AppendRoller {
 	s := t.Schema()
 	r := &AppendRoller{seq: firstSeq}
 	r.rolling = rolling[*datafile.RowWriter]{
@@ -28,7 +29,7 @@ func NewAppendRoller(ctx context.Context, t *table.Table, partition []byte, buck
 		create: func(path string) (*datafile.RowWriter, error) {
 			return datafile.NewRowWriter(ctx, t.FileIO(), path, s.Fields, s.EffectiveOptions())
 		},
-		meta: func(st *datafile.FileStats) (table.DataFileMeta, error) {
+		meta: func(st *datafile.FileStats) (manifest.DataFileMeta, error) {
 			return AppendFileMeta(st, s, r.curSeq, source, r.now())
 		},
 	}

@@ -6,32 +6,33 @@ import (
 
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // FileMeta builds the DataFileMeta of a freshly written KeyValue file, as
 // §7.6–7.7 of the format spec describe it.
-func FileMeta(st *datafile.FileStats, schema *table.TableSchema, level int32, source table.FileSource, now time.Time) (table.DataFileMeta, error) {
+func FileMeta(st *datafile.FileStats, schema *table.TableSchema, level int32, source manifest.FileSource, now time.Time) (manifest.DataFileMeta, error) {
 	keyTypes := types(schema.TrimmedPrimaryKeyType())
 	minKey, err := table.EncodeBinaryRow(keyTypes, st.MinKey)
 	if err != nil {
-		return table.DataFileMeta{}, fmt.Errorf("data file %s: min key: %w", st.Path, err)
+		return manifest.DataFileMeta{}, fmt.Errorf("data file %s: min key: %w", st.Path, err)
 	}
 	maxKey, err := table.EncodeBinaryRow(keyTypes, st.MaxKey)
 	if err != nil {
-		return table.DataFileMeta{}, fmt.Errorf("data file %s: max key: %w", st.Path, err)
+		return manifest.DataFileMeta{}, fmt.Errorf("data file %s: max key: %w", st.Path, err)
 	}
-	keyStats, err := simpleStats(statsTypes(keyTypes), st.KeyStats)
+	keyStats, err := simpleStats(table.StatsTypes(keyTypes), st.KeyStats)
 	if err != nil {
-		return table.DataFileMeta{}, fmt.Errorf("data file %s: key stats: %w", st.Path, err)
+		return manifest.DataFileMeta{}, fmt.Errorf("data file %s: key stats: %w", st.Path, err)
 	}
 	valueStats, cols, err := denseValueStats(schema.Fields, st)
 	if err != nil {
-		return table.DataFileMeta{}, fmt.Errorf("data file %s: value stats: %w", st.Path, err)
+		return manifest.DataFileMeta{}, fmt.Errorf("data file %s: value stats: %w", st.Path, err)
 	}
-	created := table.LocalMillis(now)
+	created := manifest.LocalMillis(now)
 	deletes := st.DeleteRowCount
 	src := source
-	return table.DataFileMeta{
+	return manifest.DataFileMeta{
 		FileName:          baseName(st.Path),
 		FileSize:          st.FileSize,
 		RowCount:          st.RowCount,
@@ -53,21 +54,21 @@ func FileMeta(st *datafile.FileStats, schema *table.TableSchema, level int32, so
 
 // AppendFileMeta builds the DataFileMeta of an append-table file whose rows
 // got the sequence numbers minSeq.. in order.
-func AppendFileMeta(st *datafile.FileStats, schema *table.TableSchema, minSeq int64, source table.FileSource, now time.Time) (table.DataFileMeta, error) {
+func AppendFileMeta(st *datafile.FileStats, schema *table.TableSchema, minSeq int64, source manifest.FileSource, now time.Time) (manifest.DataFileMeta, error) {
 	valueStats, cols, err := denseValueStats(schema.Fields, st)
 	if err != nil {
-		return table.DataFileMeta{}, fmt.Errorf("data file %s: value stats: %w", st.Path, err)
+		return manifest.DataFileMeta{}, fmt.Errorf("data file %s: value stats: %w", st.Path, err)
 	}
-	created := table.LocalMillis(now)
+	created := manifest.LocalMillis(now)
 	zero := int64(0)
 	src := source
-	return table.DataFileMeta{
+	return manifest.DataFileMeta{
 		FileName:          baseName(st.Path),
 		FileSize:          st.FileSize,
 		RowCount:          st.RowCount,
 		MinKey:            table.EmptyBinaryRow(),
 		MaxKey:            table.EmptyBinaryRow(),
-		KeyStats:          table.EmptySimpleStats(),
+		KeyStats:          manifest.EmptySimpleStats(),
 		ValueStats:        valueStats,
 		MinSequenceNumber: minSeq,
 		MaxSequenceNumber: minSeq + st.RowCount - 1,
@@ -84,7 +85,7 @@ func AppendFileMeta(st *datafile.FileStats, schema *table.TableSchema, minSeq in
 // denseValueStats applies metadata.stats-dense-store (default true): columns
 // whose min, max and null count are all unknown are left out and the kept
 // names listed, the list being null when every column is kept.
-func denseValueStats(fields table.RowType, st *datafile.FileStats) (table.SimpleStats, []string, error) {
+func denseValueStats(fields table.RowType, st *datafile.FileStats) (manifest.SimpleStats, []string, error) {
 	s := st.ValueStats
 	byName := map[string]int{}
 	for i, n := range st.ValueStatsCols {
@@ -109,7 +110,7 @@ func denseValueStats(fields table.RowType, st *datafile.FileStats) (table.Simple
 	}
 	stats, err := table.NewSimpleStats(keptTypes, mins, maxs, orEmpty(nulls))
 	if err != nil {
-		return table.SimpleStats{}, nil, err
+		return manifest.SimpleStats{}, nil, err
 	}
 	if len(keptNames) == len(fields) {
 		return stats, nil, nil
@@ -120,7 +121,7 @@ func denseValueStats(fields table.RowType, st *datafile.FileStats) (table.Simple
 	return stats, keptNames, nil
 }
 
-func simpleStats(types []table.DataType, s datafile.Stats) (table.SimpleStats, error) {
+func simpleStats(types []table.DataType, s datafile.Stats) (manifest.SimpleStats, error) {
 	nulls := make([]*int64, len(types))
 	mins := make(table.Row, len(types))
 	maxs := make(table.Row, len(types))
@@ -155,14 +156,6 @@ func types(rt table.RowType) []table.DataType {
 	out := make([]table.DataType, len(rt))
 	for i, f := range rt {
 		out[i] = f.Type
-	}
-	return out
-}
-
-func statsTypes(ts []table.DataType) []table.DataType {
-	out := make([]table.DataType, len(ts))
-	for i, t := range ts {
-		out[i] = t.WithNullable(true)
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // Roller writes KeyValue records of one bucket into data files, cutting a
@@ -16,7 +17,7 @@ type Roller struct {
 
 // NewRoller prepares a writer of files at the given level of one bucket,
 // written with the table's latest schema.
-func NewRoller(ctx context.Context, t *table.Table, partition []byte, bucket int32, level int32, source table.FileSource) *Roller {
+func NewRoller(ctx context.Context, t *table.Table, partition []byte, bucket int32, level int32, source manifest.FileSource) *Roller {
 	s := t.Schema()
 	schema := datafile.Schema{Fields: s.Fields, KeyNames: s.TrimmedPrimaryKeys()}
 	r := &Roller{}
@@ -27,7 +28,7 @@ func NewRoller(ctx context.Context, t *table.Table, partition []byte, bucket int
 		create: func(path string) (*datafile.KeyValueWriter, error) {
 			return datafile.NewKeyValueWriter(ctx, t.FileIO(), path, schema, s.EffectiveOptions())
 		},
-		meta: func(st *datafile.FileStats) (table.DataFileMeta, error) {
+		meta: func(st *datafile.FileStats) (manifest.DataFileMeta, error) {
 			return FileMeta(st, s, level, source, r.now())
 		},
 	}

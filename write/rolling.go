@@ -7,6 +7,7 @@ import (
 
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // fileWriter is what rolling needs of a data file writer.
@@ -34,12 +35,12 @@ type rolling[W fileWriter] struct {
 	target    int64
 	now       func() time.Time
 	create    func(path string) (W, error)
-	meta      func(st *datafile.FileStats) (table.DataFileMeta, error)
+	meta      func(st *datafile.FileStats) (manifest.DataFileMeta, error)
 
 	cur     W
 	isOpen  bool
 	curPath string
-	metas   []table.DataFileMeta
+	metas   []manifest.DataFileMeta
 	written []string
 }
 
@@ -108,7 +109,7 @@ func (r *rolling[W]) roll() error {
 }
 
 // Close finishes the last file and returns the metadata of every file.
-func (r *rolling[W]) Close() ([]table.DataFileMeta, error) {
+func (r *rolling[W]) Close() ([]manifest.DataFileMeta, error) {
 	if r.isOpen {
 		if err := r.roll(); err != nil {
 			return nil, err

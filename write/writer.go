@@ -12,6 +12,7 @@ import (
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/merge"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // CreateTable writes schema-0 of a new table, exclusively: an existing
@@ -146,7 +147,7 @@ func (w *Writer) Commit(ctx context.Context) (*table.Snapshot, error) {
 		}
 		return cmp.Compare(a.bucket, b.bucket)
 	})
-	var entries []table.ManifestEntry
+	var entries []manifest.Entry
 	var written []string
 	abort := func() { w.t.DeleteUnreferenced(written) }
 	keyTypes := w.eng.KeyTypes()
@@ -158,7 +159,7 @@ func (w *Writer) Commit(ctx context.Context) (*table.Snapshot, error) {
 			}
 			return cmp.Compare(a.Seq, b.Seq)
 		})
-		r := NewRoller(ctx, w.t, []byte(id.partition), id.bucket, 0, table.FileSourceAppend)
+		r := NewRoller(ctx, w.t, []byte(id.partition), id.bucket, 0, manifest.FileSourceAppend)
 		r.now = w.now
 		merged := w.eng.NewReader(ctx, []merge.Iterator{merge.FromSlice(kvs)}, false)
 		for {
@@ -184,7 +185,7 @@ func (w *Writer) Commit(ctx context.Context) (*table.Snapshot, error) {
 			return nil, fmt.Errorf("write to %s: %w", w.t.FullName(), err)
 		}
 		for _, m := range metas {
-			entries = append(entries, table.ManifestEntry{Kind: table.FileKindAdd, Partition: []byte(id.partition),
+			entries = append(entries, manifest.Entry{Kind: manifest.FileKindAdd, Partition: []byte(id.partition),
 				Bucket: id.bucket, TotalBuckets: int32(w.t.Options().Bucket), File: m})
 		}
 	}

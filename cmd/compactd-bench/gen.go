@@ -21,6 +21,8 @@ type genSpec struct {
 	Rows   int64  // total records in the level-0 files (approximately)
 	Runs   int
 	Seed   uint64
+	// DV sets deletion-vectors.enabled=true.
+	DV bool
 }
 
 // benchOptions are the table options of every generated table. The large
@@ -91,8 +93,11 @@ func benchFields(schema string) (table.RowType, error) {
 
 // tableOptions are benchOptions, plus for widepu the partial-update engine
 // with one sequence group per stream.
-func tableOptions(schema string, fields table.RowType) map[string]string {
+func tableOptions(schema string, fields table.RowType, dv bool) map[string]string {
 	o := maps.Clone(benchOptions)
+	if dv {
+		maps.Copy(o, dvOptions)
+	}
 	if schema != "widepu" {
 		return o
 	}
@@ -193,7 +198,7 @@ func generate(ctx context.Context, warehouse, db, name string, spec genSpec) (in
 	if err != nil {
 		return 0, err
 	}
-	s, err := table.NewTableSchema(0, fields, len(fields)-1, nil, []string{"id"}, tableOptions(spec.Schema, fields), nil, 0)
+	s, err := table.NewTableSchema(0, fields, len(fields)-1, nil, []string{"id"}, tableOptions(spec.Schema, fields, spec.DV), nil, 0)
 	if err != nil {
 		return 0, fmt.Errorf("schema %s: %w", spec.Schema, err)
 	}

@@ -4,7 +4,8 @@
 // disk. `make bench` (scripts/bench.sh) runs `compactd-bench run`; the other
 // verbs are the pieces it runs in child processes under /usr/bin/time -v.
 //
-//	compactd-bench gen    -warehouse W -table db.t -schema narrow|wide -rows N [-runs 8]
+//	compactd-bench gen    -warehouse W -table db.t -schema narrow|wide -rows N [-runs 8] [-dv]
+//	compactd-bench genupdates -warehouse W -table db.t -rows N -base-runs 8 [-runs 8]
 //	compactd-bench floor  -warehouse W -table db.t
 //	compactd-bench genexpire -warehouse W -table db.t -snapshots S -files F
 //	compactd-bench genplan -warehouse W -table db.t -buckets B -files F
@@ -43,7 +44,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: compactd-bench gen|floor|genexpire|genplan|plan|upload|run [flags]")
+		return errors.New("usage: compactd-bench gen|genupdates|floor|genexpire|genplan|plan|upload|run [flags]")
 	}
 	verb, args := args[0], args[1:]
 	fl := flag.NewFlagSet(verb, flag.ContinueOnError)
@@ -75,6 +76,7 @@ func run(ctx context.Context, args []string) error {
 		fl.Int64Var(&spec.Rows, "rows", 1_000_000, "records in the level-0 files (approximately)")
 		fl.IntVar(&spec.Runs, "runs", 8, "commits, each one level-0 file (sorted run)")
 		fl.Uint64Var(&spec.Seed, "seed", 1, "random seed")
+		fl.BoolVar(&spec.DV, "dv", false, "deletion-vectors.enabled=true")
 		if err := fl.Parse(args); err != nil {
 			return err
 		}
@@ -83,6 +85,23 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		n, err := generate(ctx, *warehouse, db, tbl, spec)
+		if err != nil {
+			return err
+		}
+		return out.Encode(map[string]any{"rows": n})
+	case "genupdates":
+		rows := fl.Int64("rows", 1_000_000, "-rows the table was generated with")
+		baseRuns := fl.Int("base-runs", 8, "-runs the table was generated with")
+		runs := fl.Int("runs", dvUpdateRuns, "update commits, each one level-0 file")
+		seed := fl.Uint64("seed", 2, "random seed")
+		if err := fl.Parse(args); err != nil {
+			return err
+		}
+		db, tbl, err := split()
+		if err != nil {
+			return err
+		}
+		n, err := genUpdates(ctx, *warehouse, db, tbl, *rows, *baseRuns, *runs, *seed)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/manifest"
 	"github.com/compactd/compactd/write"
 )
 
@@ -36,27 +37,27 @@ var keyTypes = []table.DataType{bigint(false)}
 
 // fakeFile is the DataFileMeta of a data file that does not exist: metadata
 // benchmarks need manifests, not Parquet.
-func fakeFile(t *table.Table, level int32, minKey, maxKey, minSeq, maxSeq, rows, size int64, created int64) (table.DataFileMeta, error) {
+func fakeFile(t *table.Table, level int32, minKey, maxKey, minSeq, maxSeq, rows, size int64, created int64) (manifest.DataFileMeta, error) {
 	lo, err := table.EncodeBinaryRow(keyTypes, table.Row{minKey})
 	if err != nil {
-		return table.DataFileMeta{}, err
+		return manifest.DataFileMeta{}, err
 	}
 	hi, err := table.EncodeBinaryRow(keyTypes, table.Row{maxKey})
 	if err != nil {
-		return table.DataFileMeta{}, err
+		return manifest.DataFileMeta{}, err
 	}
 	zero := int64(0)
 	keyStats, err := table.NewSimpleStats(keyTypes, table.Row{minKey}, table.Row{maxKey}, []*int64{&zero})
 	if err != nil {
-		return table.DataFileMeta{}, err
+		return manifest.DataFileMeta{}, err
 	}
-	src := table.FileSourceAppend
+	src := manifest.FileSourceAppend
 	if level > 0 {
-		src = table.FileSourceCompact
+		src = manifest.FileSourceCompact
 	}
-	return table.DataFileMeta{
+	return manifest.DataFileMeta{
 		FileName: t.Paths().NewDataFileName(), FileSize: size, RowCount: rows,
-		MinKey: lo, MaxKey: hi, KeyStats: keyStats, ValueStats: table.EmptySimpleStats(),
+		MinKey: lo, MaxKey: hi, KeyStats: keyStats, ValueStats: manifest.EmptySimpleStats(),
 		MinSequenceNumber: minSeq, MaxSequenceNumber: maxSeq, SchemaID: 0, Level: level,
 		ExtraFiles: []string{}, CreationTime: &created, DeleteRowCount: &zero, FileSource: &src,
 		ValueStatsCols: []string{},
@@ -66,24 +67,24 @@ func fakeFile(t *table.Table, level int32, minKey, maxKey, minSeq, maxSeq, rows,
 // writeManifests writes one manifest holding entries and a manifest list
 // naming it (an empty list when entries is empty); it returns the list's
 // name and size.
-func writeManifests(ctx context.Context, t *table.Table, entries []table.ManifestEntry) (string, int64, error) {
+func writeManifests(ctx context.Context, t *table.Table, entries []manifest.Entry) (string, int64, error) {
 	p := t.Paths()
 	codec := t.Options().ManifestCompression
-	var metas []table.ManifestFileMeta
+	var metas []manifest.ListEntry
 	if len(entries) > 0 {
 		name := p.NewManifestFileName()
-		size, err := table.WriteManifest(ctx, t.FileIO(), p.ManifestPath(name), entries, codec)
+		size, err := manifest.Write(ctx, t.FileIO(), p.ManifestPath(name), entries, codec)
 		if err != nil {
 			return "", 0, err
 		}
-		m, err := table.NewManifestFileMeta(name, size, entries, nil, 0)
+		m, err := table.NewManifestListEntry(name, size, entries, nil, 0)
 		if err != nil {
 			return "", 0, err
 		}
 		metas = append(metas, m)
 	}
 	list := p.NewManifestListName()
-	size, err := table.WriteManifestList(ctx, t.FileIO(), p.ManifestPath(list), metas, codec)
+	size, err := manifest.WriteList(ctx, t.FileIO(), p.ManifestPath(list), metas, codec)
 	if err != nil {
 		return "", 0, err
 	}
@@ -113,13 +114,13 @@ func genExpire(ctx context.Context, warehouse, db, name string, snapshots, files
 	}
 	per := max(1, files/snapshots)
 	start := time.Now().Add(-2 * time.Hour).UnixMilli()
-	var prev []table.ManifestEntry
+	var prev []manifest.Entry
 	var seq, key int64
 	for i := int64(1); i <= int64(snapshots); i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		adds := make([]table.ManifestEntry, 0, per)
+		adds := make([]manifest.Entry, 0, per)
 		for j := 0; j < per; j++ {
 			f, err := fakeFile(t, 0, key, key+99, seq, seq+99, 100, 4096, start)
 			if err != nil {
@@ -127,11 +128,11 @@ func genExpire(ctx context.Context, warehouse, db, name string, snapshots, files
 			}
 			key += 100
 			seq += 100
-			adds = append(adds, table.ManifestEntry{Kind: table.FileKindAdd, Partition: table.EmptyBinaryRow(), Bucket: 0, TotalBuckets: 1, File: f})
+			adds = append(adds, manifest.Entry{Kind: manifest.FileKindAdd, Partition: table.EmptyBinaryRow(), Bucket: 0, TotalBuckets: 1, File: f})
 		}
-		delta := make([]table.ManifestEntry, 0, len(prev)+len(adds))
+		delta := make([]manifest.Entry, 0, len(prev)+len(adds))
 		for _, e := range prev {
-			e.Kind = table.FileKindDelete
+			e.Kind = manifest.FileKindDelete
 			delta = append(delta, e)
 		}
 		delta = append(delta, adds...)
@@ -170,7 +171,7 @@ func genPlan(ctx context.Context, warehouse, db, name string, buckets, filesPerB
 		return nil, err
 	}
 	now := time.Now().UnixMilli()
-	var entries []table.ManifestEntry
+	var entries []manifest.Entry
 	const nL0 = 5
 	for b := 0; b < buckets; b++ {
 		seq := int64(0)
@@ -181,7 +182,7 @@ func genPlan(ctx context.Context, warehouse, db, name string, buckets, filesPerB
 				return err
 			}
 			seq += 1000
-			entries = append(entries, table.ManifestEntry{Kind: table.FileKindAdd, Partition: table.EmptyBinaryRow(),
+			entries = append(entries, manifest.Entry{Kind: manifest.FileKindAdd, Partition: table.EmptyBinaryRow(),
 				Bucket: int32(b), TotalBuckets: int32(buckets), File: f})
 			return nil
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -47,13 +48,65 @@ type jobView struct {
 	BytesIn     int64    `json:"bytesIn"`
 	Rewrite     []string `json:"rewrite"`
 	Upgrade     []string `json:"upgrade,omitempty"`
+	// Lookup is set when the job merges level-0 records through Paimon's
+	// lookup into the levels above OutputLevel.
+	Lookup *lookupView `json:"lookup,omitempty"`
 }
 
-func jobViews(v *compact.TableView, jobs []planner.Job) []jobView {
+// lookupView explains a lookup compaction: which stored files the level-0
+// keys are looked up in, and what a hit does.
+type lookupView struct {
+	Levels          []int `json:"levels"`
+	Files           int   `json:"files"`
+	Bytes           int64 `json:"bytes"`
+	DeletionVectors bool  `json:"deletionVectors"`
+	FirstRow        bool  `json:"firstRow"`
+}
+
+func (l *lookupView) String() string {
+	if len(l.Levels) == 0 {
+		return "lookup: nothing is stored above the output level, so no key is found"
+	}
+	what := "a key found there is merged with the level-0 records"
+	switch {
+	case l.FirstRow:
+		what = "a level-0 key found there is dropped (first-row keeps the stored row)"
+	case l.DeletionVectors:
+		what = "the row found there is marked in its file's deletion vector"
+	}
+	return fmt.Sprintf("lookup: level-0 keys are looked up in %d files (%d bytes) at levels %v; %s", l.Files, l.Bytes, l.Levels, what)
+}
+
+// lookupOf explains job's lookup, nil when it does none.
+func lookupOf(v *compact.TableView, opts *planner.Options, j planner.Job) *lookupView {
+	if opts == nil || !j.LooksUp(opts) {
+		return nil
+	}
+	l := &lookupView{DeletionVectors: opts.DeletionVectors, FirstRow: opts.MergeEngine == "first-row"}
+	for _, b := range v.View.Buckets {
+		if b.Partition != j.Partition || b.Bucket != j.Bucket {
+			continue
+		}
+		for _, f := range b.Files {
+			if f.Level <= j.OutputLevel {
+				continue
+			}
+			l.Files++
+			l.Bytes += f.Size
+			if !slices.Contains(l.Levels, f.Level) {
+				l.Levels = append(l.Levels, f.Level)
+			}
+		}
+	}
+	slices.Sort(l.Levels)
+	return l
+}
+
+func jobViews(v *compact.TableView, opts *planner.Options, jobs []planner.Job) []jobView {
 	out := make([]jobView, 0, len(jobs))
 	for _, j := range jobs {
 		jv := jobView{Partition: v.PartitionPath[j.Partition], Bucket: j.Bucket, Reason: j.Reason, Full: j.Full,
-			OutputLevel: j.OutputLevel, DropDelete: j.DropDelete, FilesIn: len(j.Inputs)}
+			OutputLevel: j.OutputLevel, DropDelete: j.DropDelete, FilesIn: len(j.Inputs), Lookup: lookupOf(v, opts, j)}
 		for _, f := range j.Inputs {
 			jv.BytesIn += f.Size
 		}
@@ -83,6 +136,15 @@ func printJobs(w io.Writer, jobs []jobView) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%v\t%s\n", part, j.Bucket, j.FilesIn, j.BytesIn, len(j.Rewrite), len(j.Upgrade), j.OutputLevel, j.DropDelete, j.Reason)
 	}
 	tw.Flush()
+	for _, j := range jobs {
+		if j.Lookup != nil {
+			part := j.Partition
+			if part == "" {
+				part = "-"
+			}
+			fmt.Fprintf(w, "%s bucket %d: %s\n", part, j.Bucket, j.Lookup)
+		}
+	}
 }
 
 func newPlanCmd() *cobra.Command {
@@ -104,7 +166,7 @@ func newPlanCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			jobs := jobViews(v, plan.Jobs)
+			jobs := jobViews(v, &popts, plan.Jobs)
 			backlog := planner.Backlog(v.View, popts, time.Now())
 			if sel.asJSON {
 				return json.NewEncoder(os.Stdout).Encode(map[string]any{"table": t.FullName(), "jobs": jobs, "backlog": backlog, "supported": errString(compact.Supported(t, nil))})
@@ -165,11 +227,11 @@ func newCompactCmd() *cobra.Command {
 				})
 			}
 			if o.DryRun {
-				v, plan, _, err := compact.PlanTable(ctx, t, o, time.Now())
+				v, plan, popts, err := compact.PlanTable(ctx, t, o, time.Now())
 				if err != nil {
 					return err
 				}
-				printJobs(os.Stdout, jobViews(v, plan.Jobs))
+				printJobs(os.Stdout, jobViews(v, &popts, plan.Jobs))
 				return nil
 			}
 			if sum.Snapshot == 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/compactd/compactd/expire/expiretest"
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // Issue 12 item 3 through the real binary: on a Java-written table whose
@@ -40,7 +41,7 @@ func TestExpireAndOrphanExitNonZeroOnDamagedMetadata(t *testing.T) {
 			expiretest.Truncated},
 		{"orphan with a missing base manifest", []string{"orphan", "--older-than", "1h"},
 			func(t *testing.T, root string, s *table.Snapshot) string {
-				ms, err := table.ReadManifestList(ctx, fileio.NewLocal(), root+"/manifest/"+s.BaseManifestList)
+				ms, err := manifest.ReadList(ctx, fileio.NewLocal(), root+"/manifest/"+s.BaseManifestList)
 				if err != nil || len(ms) == 0 {
 					t.Fatalf("base manifests: %v %v", ms, err)
 				}

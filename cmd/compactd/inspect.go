@@ -15,6 +15,8 @@ import (
 
 	"github.com/compactd/compactd/scan"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // inspectReport is what `inspect --json` prints; the human form shows the
@@ -76,6 +78,14 @@ type inspectFile struct {
 	SchemaID  int64  `json:"schemaId"`
 	Source    string `json:"fileSource,omitempty"`
 	DeleteRow *int64 `json:"deleteRowCount,omitempty"`
+	// DVDeleted is the cardinality of the file's deletion vector (rows a
+	// deletion vector marks deleted), nil when it has none; DVFile is the
+	// index file holding it. DVError says why the cardinality could not be
+	// read (0.9 index manifests do not record it, so it is read from the
+	// vector).
+	DVDeleted *int64 `json:"deletionVectorCardinality,omitempty"`
+	DVFile    string `json:"deletionVectorIndexFile,omitempty"`
+	DVError   string `json:"deletionVectorError,omitempty"`
 }
 
 func newInspectCmd() *cobra.Command {
@@ -148,6 +158,7 @@ func buildInspect(ctx context.Context, t *table.Table) (*inspectReport, error) {
 	for _, p := range fs.Partitions {
 		for _, b := range p.Buckets {
 			ib := inspectBucket{Partition: p.Path, Bucket: b.Bucket, levels: map[int32]int{}}
+			dvs := deletionVectorsOf(ctx, t, b)
 			for _, run := range b.Runs {
 				ir := inspectRun{Level: run.Level}
 				for _, e := range run.Files {
@@ -158,6 +169,9 @@ func buildInspect(ctx context.Context, t *table.Table) (*inspectReport, error) {
 					}
 					if e.File.FileSource != nil {
 						f.Source = e.File.FileSource.String()
+					}
+					if dv, ok := dvs[e.File.FileName]; ok {
+						f.DVDeleted, f.DVFile, f.DVError = dv.card, dv.file, dv.err
 					}
 					if len(keyTypes) > 0 {
 						f.MinKey = keyString(keyTypes, e.File.MinKey)
@@ -177,6 +191,44 @@ func buildInspect(ctx context.Context, t *table.Table) (*inspectReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+type dvInfo struct {
+	card *int64
+	file string
+	err  string
+}
+
+// deletionVectorsOf maps each data file of the bucket with a deletion
+// vector to its cardinality: from the index manifest, or (0.9 tables)
+// read from the vector; a vector that cannot be read is reported, not
+// fatal, so one odd file does not hide the rest.
+func deletionVectorsOf(ctx context.Context, t *table.Table, b *table.BucketFiles) map[string]dvInfo {
+	out := map[string]dvInfo{}
+	for i := range b.IndexFiles {
+		idx := &b.IndexFiles[i]
+		if idx.IndexType != manifest.IndexTypeDeletionVectors {
+			continue
+		}
+		for _, r := range idx.DeletionVectors {
+			d := dvInfo{card: r.Cardinality, file: idx.FileName}
+			if d.card == nil {
+				path, err := t.Paths().IndexFileOf(b.Partition, b.Bucket, idx)
+				if err == nil {
+					var dv *datafile.DeletionVector
+					if dv, err = datafile.ReadDeletionVector(ctx, t.FileIO(), path, int64(r.Offset), int64(r.Length)); err == nil {
+						n := dv.Cardinality()
+						d.card = &n
+					}
+				}
+				if err != nil {
+					d.err = err.Error()
+				}
+			}
+			out[r.DataFileName] = d
+		}
+	}
+	return out
 }
 
 func typesOf(rt table.RowType) []table.DataType {
@@ -252,14 +304,21 @@ func printInspect(w io.Writer, rep *inspectReport) {
 		}
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "    RUN\tLEVEL\tFILE\tSIZE\tROWS\tSEQ\tKEYS")
+		fmt.Fprintln(tw, "    RUN\tLEVEL\tFILE\tSIZE\tROWS\tDV DELETED\tSEQ\tKEYS")
 		for i, r := range b.Runs {
 			for _, f := range r.Files {
 				keys := ""
 				if f.MinKey != "" {
 					keys = f.MinKey + " .. " + f.MaxKey
 				}
-				fmt.Fprintf(tw, "    %d\t%d\t%s\t%d\t%d\t%d..%d\t%s\n", i, f.Level, f.Name, f.Size, f.Rows, f.MinSeq, f.MaxSeq, keys)
+				dv := "-"
+				switch {
+				case f.DVDeleted != nil:
+					dv = fmt.Sprint(*f.DVDeleted)
+				case f.DVError != "":
+					dv = "<" + f.DVError + ">"
+				}
+				fmt.Fprintf(tw, "    %d\t%d\t%s\t%d\t%d\t%s\t%d..%d\t%s\n", i, f.Level, f.Name, f.Size, f.Rows, dv, f.MinSeq, f.MaxSeq, keys)
 			}
 		}
 		tw.Flush()

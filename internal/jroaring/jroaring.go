@@ -73,6 +73,15 @@ func (b *Bitmap) IsEmpty() bool { return b.bits.IsEmpty() }
 // false.
 func (b *Bitmap) Iterate(f func(uint32) bool) { b.bits.Iterate(f) }
 
+// Maximum is the largest value of b; b must not be empty.
+func (b *Bitmap) Maximum() uint32 { return b.bits.Maximum() }
+
+// Clone returns an independent copy of b (its run containers included, so
+// it serializes as b does).
+func (b *Bitmap) Clone() *Bitmap {
+	return &Bitmap{bits: b.bits.Clone(), runKeys: append([]uint16(nil), b.runKeys...)}
+}
+
 // Or adds the values of o to b, as Java's RoaringBitmap.or does.
 func (b *Bitmap) Or(o *Bitmap) {
 	b.bits.Or(o.bits)

@@ -10,6 +10,7 @@ import (
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/internal/avro"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/cast"
 )
 
 // avroSource reads an Avro data file (Paimon's RowType → Avro mapping,
@@ -28,7 +29,7 @@ type avroCol struct {
 	field     int             // index in the writer schema's top record; -1: null column
 	schema    *avro.Schema    // the field's writer schema
 	typ       *table.DataType // file type; nil: null column
-	cast      castFunc
+	cast      cast.Func
 	fromValue int
 }
 
@@ -59,7 +60,7 @@ func newAvroSource(ctx context.Context, fio fileio.FileIO, path string, fileFiel
 				c.schema = top.Fields[i].Schema
 				t := w.fileField.Type
 				c.typ = &t
-				cf, err := castFor(w.fileField.Type, w.readType)
+				cf, err := cast.For(w.fileField.Type, w.readType)
 				if err != nil {
 					f.Close()
 					return nil, fmt.Errorf("data file %s column %s: %w", path, w.fileField.Name, err)

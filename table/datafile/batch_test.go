@@ -18,6 +18,7 @@ import (
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/cast"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
@@ -599,7 +600,7 @@ func TestBatchPathRefusals(t *testing.T) {
 			// The row path reads it (or refuses the cast explicitly).
 			if r, err := OpenKeyValue(ctx, fileio.NewLocal(), path, s, c.read); err == nil {
 				r.Close()
-			} else if !errors.Is(err, ErrUnsupportedEvolution) {
+			} else if !errors.Is(err, cast.ErrUnsupportedEvolution) {
 				t.Fatalf("row path: %v", err)
 			}
 		})

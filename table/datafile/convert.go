@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 
+	"github.com/compactd/compactd/internal/javacompat"
 	"github.com/compactd/compactd/table"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
@@ -13,7 +14,7 @@ import (
 
 // julianEpochDay is the Julian day number of 1970-01-01, the epoch of INT96
 // timestamps.
-const julianEpochDay = 2440588
+const julianEpochDay = javacompat.JulianEpochDay
 
 const (
 	millisPerDay = 86400000

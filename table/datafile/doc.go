@@ -10,7 +10,6 @@
 // OpenKeyBatches) and batchwriter.go are the batch path; pqschema.go maps
 // Paimon types to Parquet with field ids (stamped into the footer by
 // footer.go); stats.go collects file statistics; avro.go reads Avro data
-// files; dv.go reads and writes deletion vectors; cast*.go are the
-// schema-evolution casts Java applies to files of older schemas (cast.go
-// dispatches).
+// files; dv.go reads and writes deletion vectors. Files of older schemas
+// are read through the schema-evolution casts of package table/cast.
 package datafile

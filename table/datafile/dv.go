@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"sort"
 
 	"github.com/compactd/compactd/fileio"
@@ -254,11 +255,33 @@ func EncodeDeletionVectorsIndexFile(vectors map[string]*DeletionVector) ([]byte,
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	out, ranges, _ := EncodeDeletionVectorsIndex(names, vectors)
+	return out, ranges
+}
+
+// EncodeDeletionVectorsIndex serializes the vectors of names, in that
+// order, as Java's DeletionFileWriter does: the version byte, then each
+// vector's length, payload and CRC. Java writes its HashMap's order, which
+// carries no meaning (readers seek to each range); the ranges returned are
+// what the index manifest records (offset of the length field, length as
+// Java's reader checks it, cardinality). A name without a vector, or a
+// 32-bit vector holding a position Java's 32-bit bitmap cannot hold, is an
+// error.
+func EncodeDeletionVectorsIndex(names []string, vectors map[string]*DeletionVector) ([]byte, []DeletionVectorRange, error) {
 	out := []byte{dvIndexVersion}
-	var ranges []DeletionVectorRange
+	ranges := make([]DeletionVectorRange, 0, len(names))
 	for _, n := range names {
 		dv := vectors[n]
+		if dv == nil {
+			return nil, nil, fmt.Errorf("deletion vector of %s: missing", n)
+		}
+		if !dv.Bitmap64 && len(dv.highs) > 1 {
+			return nil, nil, fmt.Errorf("deletion vector of %s: a 32-bit vector holds positions of 2^32 and more", n)
+		}
 		start := len(out)
+		if start > math.MaxInt32 {
+			return nil, nil, fmt.Errorf("deletion vector of %s: index file over 2 GiB", n)
+		}
 		out = dv.Encode(out)
 		size := int32(binary.BigEndian.Uint32(out[start:]))
 		length := size
@@ -267,5 +290,35 @@ func EncodeDeletionVectorsIndexFile(vectors map[string]*DeletionVector) ([]byte,
 		}
 		ranges = append(ranges, DeletionVectorRange{DataFile: n, Offset: int32(start), Length: length, Cardinality: dv.Cardinality()})
 	}
-	return out, ranges
+	return out, ranges, nil
+}
+
+// DeletionVectorIndexVersion is the version byte that starts a
+// DELETION_VECTORS index file.
+const DeletionVectorIndexVersion = dvIndexVersion
+
+// MaxPosition is the highest deleted position, -1 for an empty vector.
+func (dv *DeletionVector) MaxPosition() int64 {
+	if dv == nil {
+		return -1
+	}
+	for hi := len(dv.highs) - 1; hi >= 0; hi-- {
+		b := dv.highs[hi]
+		if b == nil || b.IsEmpty() {
+			continue
+		}
+		return int64(hi)<<32 | int64(b.Maximum())
+	}
+	return -1
+}
+
+// Clone returns an independent copy of dv.
+func (dv *DeletionVector) Clone() *DeletionVector {
+	c := &DeletionVector{Bitmap64: dv.Bitmap64, highs: make([]*jroaring.Bitmap, len(dv.highs))}
+	for i, b := range dv.highs {
+		if b != nil {
+			c.highs[i] = b.Clone()
+		}
+	}
+	return c
 }

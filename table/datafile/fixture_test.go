@@ -13,6 +13,7 @@ import (
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/cast"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -243,7 +244,7 @@ func TestEveryFixtureParquetFileReads(t *testing.T) {
 				}
 				err2 = err
 			}
-			if !errors.Is(err2, io.EOF) && !errors.Is(err2, ErrUnsupportedEvolution) {
+			if !errors.Is(err2, io.EOF) && !errors.Is(err2, cast.ErrUnsupportedEvolution) {
 				t.Fatalf("read through latest schema %d: %v", latest.ID, err2)
 			}
 		})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/cast"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -18,7 +19,7 @@ const readBatch = 512
 // column is one output column of a read: nil asm means always null.
 type column struct {
 	asm  assembler
-	cast castFunc
+	cast cast.Func
 	// fromValue >= 0 takes the value of another output column instead (a key
 	// column of a thin-mode file, taken from the value columns).
 	fromValue int
@@ -184,7 +185,7 @@ func newPQSource(ctx context.Context, f fileio.Reader, pf *parquet.File, path st
 					return nil, fmt.Errorf("data file %s column %s: %w", path, w.fileField.Name, err)
 				}
 				c.asm = a
-				cf, err := castFor(w.fileField.Type, w.readType)
+				cf, err := cast.For(w.fileField.Type, w.readType)
 				if err != nil {
 					return nil, fmt.Errorf("data file %s column %s: %w", path, w.fileField.Name, err)
 				}
@@ -339,7 +340,7 @@ type RowReader struct {
 
 // OpenRows opens an append-table data file written with fileFields and
 // returns its rows as readFields: columns are matched by field id, columns
-// the file lacks read as null, changed types are cast (castFor).
+// the file lacks read as null, changed types are cast (cast.For).
 func OpenRows(ctx context.Context, fio fileio.FileIO, path string, fileFields, readFields table.RowType) (*RowReader, error) {
 	src, err := openSource(ctx, fio, path, fileFields, planFields(fileFields, readFields))
 	if err != nil {

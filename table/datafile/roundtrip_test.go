@@ -12,6 +12,7 @@ import (
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/cast"
 )
 
 func mustType(t testing.TB, s string) table.DataType {
@@ -400,7 +401,7 @@ func TestReadThroughEvolvedSchema(t *testing.T) {
 	// A change Java Paimon has no cast rule for is refused with a clear error.
 	noRule := table.RowType{{ID: 0, Name: "a", Type: mustType(t, "DATE")}}
 	_, err = OpenRows(context.Background(), fileio.NewLocal(), path, old, noRule)
-	if !errors.Is(err, ErrUnsupportedEvolution) {
+	if !errors.Is(err, cast.ErrUnsupportedEvolution) {
 		t.Fatalf("INT to DATE: err = %v", err)
 	}
 	_ = io.EOF

@@ -298,3 +298,5 @@ func cmpOrdered[T int8 | int16 | int32 | int64 | float32 | float64](a, b T) int 
 }
 
 type bigRat = big.Rat
+
+func pow10(n int) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil) }

@@ -14,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 
+	"github.com/compactd/compactd/internal/javacompat"
 	"github.com/compactd/compactd/table"
 )
 
@@ -61,7 +62,7 @@ func atPrecision(tm time.Time, p int) time.Time {
 // midnight, with negative nanoseconds.
 func javaInt96(tm time.Time) string {
 	midnight := time.Date(tm.Year(), tm.Month(), tm.Day(), 0, 0, 0, 0, time.UTC)
-	day := table.FloorDiv(midnight.Unix(), 86400)
+	day := javacompat.FloorDiv(midnight.Unix(), 86400)
 	nanos := int64(tm.Sub(midnight))
 	if tm.Before(time.Unix(0, 0)) && tm.UnixMilli()%86400000 != 0 {
 		day++

@@ -6,6 +6,7 @@ import (
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // tableMeta reads Avro metadata through the table package and resolves
@@ -37,7 +38,7 @@ func read[T any](ctx context.Context, m tableMeta, what, name string, decode fun
 }
 
 func (m tableMeta) ManifestList(ctx context.Context, name string) ([]string, error) {
-	metas, err := read(ctx, m, "manifest list", name, table.DecodeManifestList)
+	metas, err := read(ctx, m, "manifest list", name, manifest.DecodeList)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +50,7 @@ func (m tableMeta) ManifestList(ctx context.Context, name string) ([]string, err
 }
 
 func (m tableMeta) Manifest(ctx context.Context, name string, fn func(DataEntry) error) error {
-	entries, err := read(ctx, m, "manifest", name, table.DecodeManifest)
+	entries, err := read(ctx, m, "manifest", name, manifest.Decode)
 	if err != nil {
 		return err
 	}
@@ -79,7 +80,7 @@ func (m tableMeta) Manifest(ctx context.Context, name string, fn func(DataEntry)
 }
 
 func (m tableMeta) IndexManifest(ctx context.Context, name string) ([]IndexFile, error) {
-	entries, err := read(ctx, m, "index manifest", name, table.DecodeIndexManifest)
+	entries, err := read(ctx, m, "index manifest", name, manifest.DecodeIndex)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,44 @@
+package compact
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/compactd/compactd/deletionvector"
+	"github.com/compactd/compactd/table/manifest"
+)
+
+// FinishDeletionVectors ends a bucket job's deletion-vector maintenance
+// once r.Entries are final: it drops the vectors of the files the job
+// rewrote (DELETE entries no ADD of the same file brings back; an upgrade
+// is a DELETE and an ADD of one file and keeps its vector), writes the
+// bucket's new index file if anything changed (new deletions the lookup
+// reported through m.NotifyNewDeletion, dropped vectors) and records it in
+// r (AddIndexChange: the change is committed with the entries, the file
+// deleted with the job's other outputs if it is not).
+//
+// m must have been loaded (deletionvector.Load) from the bucket files of
+// the snapshot the job was planned on; the job's rewrites must read their
+// inputs with m's vectors applied (m.DeletionVectorOf).
+func (r *JobResult) FinishDeletionVectors(ctx context.Context, m *deletionvector.Maintainer) error {
+	kept := map[string]bool{}
+	for i := range r.Entries {
+		if r.Entries[i].Kind == manifest.FileKindAdd {
+			kept[r.Entries[i].File.FileName] = true
+		}
+	}
+	for i := range r.Entries {
+		e := &r.Entries[i]
+		if e.Kind == manifest.FileKindDelete && !kept[e.File.FileName] {
+			if err := m.RemoveDeletionVectorOf(e.File.FileName); err != nil {
+				return err
+			}
+		}
+	}
+	ch, path, err := m.Write(ctx)
+	if err != nil {
+		return fmt.Errorf("deletion vectors: %w", err)
+	}
+	r.AddIndexChange(ch, path)
+	return nil
+}
