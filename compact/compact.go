@@ -125,9 +125,6 @@ func Supported(t *table.Table, overrides map[string]string) error {
 		return fmt.Errorf("table %s: not supported: file.format=%s (compactd writes Parquet)", t.FullName(), o.FileFormat)
 	}
 	if t.HasPrimaryKey() {
-		if err := lookupSupported(t, overrides); err != nil {
-			return err
-		}
 		s := t.Schema()
 		if err := merge.Validate(mergeOptions(s.EffectiveOptions(), overrides), s.Fields, s.PrimaryKeys, s.PartitionKeys...); err != nil {
 			return fmt.Errorf("table %s: %w", t.FullName(), err)
@@ -148,35 +145,6 @@ func primaryKeyIndexOption(opts map[string]string) (key, value string, ok bool) 
 		}
 	}
 	return key, value, ok
-}
-
-// lookupSupported refuses force-lookup tables whose compaction Java runs
-// through LookupChangelogMergeFunctionWrapper with a different result than a
-// plain merge: it merges the record a level above the output holds into the
-// output, and Java's read of such tables (LookupMergeFunction) then takes
-// only the lowest level above 0. A plain merge would drop that record's
-// contribution from what Java reads (partial-update, aggregation, or a
-// sequence.field that lets an older file's record win). Deduplicate without
-// sequence.field is safe: the newest record wins either way. First-row is
-// lookup-style anyway and compacted as Java does.
-func lookupSupported(t *table.Table, overrides map[string]string) error {
-	opts := mergeOptions(t.Schema().EffectiveOptions(), overrides)
-	if v := strings.ToLower(strings.TrimSpace(opts[table.OptForceLookup])); v != "true" {
-		return nil
-	}
-	engine := strings.ToLower(strings.TrimSpace(opts[merge.OptMergeEngine]))
-	switch {
-	case engine == merge.EngineFirstRow:
-		return nil
-	case (engine == "" || engine == merge.EngineDeduplicate) && strings.TrimSpace(opts[merge.OptSequenceField]) == "":
-		return nil
-	}
-	if engine == "" {
-		engine = merge.EngineDeduplicate + " with sequence.field"
-	} else if engine == merge.EngineDeduplicate {
-		engine += " with sequence.field"
-	}
-	return fmt.Errorf("table %s: not supported yet: force-lookup=true with merge-engine %s (Java's compaction merges records of higher levels into its output, which needs the lookup compactd does not have yet)", t.FullName(), engine)
 }
 
 func isParquet(f string) bool { return f == "" || f == "parquet" }
@@ -338,7 +306,8 @@ func limitJobs(jobs []planner.Job, maxBuckets int, maxBytes int64) []planner.Job
 	return out
 }
 
-func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.Job, o Options, now func() time.Time, deadline time.Time) ([]*JobResult, error) {
+// newExecutor prepares the executor of t's jobs over the view v.
+func newExecutor(ctx context.Context, t *table.Table, v *TableView, o Options, now func() time.Time) (*executor, error) {
 	x := &executor{t: t, view: v, targetSize: o.TargetFileSize, now: now}
 	s := t.Schema()
 	x.read = datafile.Schema{Fields: s.Fields, KeyNames: s.TrimmedPrimaryKeys()}
@@ -348,6 +317,11 @@ func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.J
 			return nil, fmt.Errorf("table %s: %w", t.FullName(), err)
 		}
 		x.eng = eng
+		popts, err := PlannerOptions(t, o)
+		if err != nil {
+			return nil, err
+		}
+		x.lookupTable, x.dvTable = popts.NeedLookup(), popts.DeletionVectors
 		if !o.RowPath {
 			codec, err := scan.BatchCodec(eng, x.read)
 			if err != nil {
@@ -363,6 +337,14 @@ func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.J
 		x.rowCodec = codec
 	}
 	if err := x.loadSchemas(ctx); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.Job, o Options, now func() time.Time, deadline time.Time) ([]*JobResult, error) {
+	x, err := newExecutor(ctx, t, v, o, now)
+	if err != nil {
 		return nil, err
 	}
 	par := o.Parallelism

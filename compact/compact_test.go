@@ -334,12 +334,6 @@ func TestUnsupportedTablesAreRefusedBeforeAnyWrite(t *testing.T) {
 		{map[string]string{"deletion-vectors.enabled": "true"}, nil},
 		{map[string]string{"changelog-producer": "lookup"}, nil},
 		{map[string]string{"merge-engine": "aggregation"}, map[string]string{"fields.a.aggregate-function": "no_such_function"}},
-		// Java merges higher levels' records into such compactions and reads
-		// only the lowest level above 0 (LookupMergeFunction).
-		{map[string]string{"force-lookup": "true", "merge-engine": "partial-update"}, nil},
-		{map[string]string{"force-lookup": "true", "merge-engine": "aggregation", "fields.a.aggregate-function": "sum"}, nil},
-		{map[string]string{"force-lookup": "true", "sequence.field": "c"}, nil},
-		{map[string]string{"merge-engine": "aggregation"}, map[string]string{"force-lookup": "true"}},
 	} {
 		tb := newTable(t, tc.opts)
 		writeRandom(t, tb, rand.New(rand.NewPCG(1, 1)), "w", 2, 5, 5, false)
@@ -355,14 +349,20 @@ func TestUnsupportedTablesAreRefusedBeforeAnyWrite(t *testing.T) {
 			t.Fatalf("error does not name the table: %v", err)
 		}
 	}
-	// force-lookup is no obstacle where a plain merge gives Java's result.
-	for _, opts := range []map[string]string{
-		{"force-lookup": "true"},
-		{"force-lookup": "true", "merge-engine": "first-row"},
+	// force-lookup tables are compacted through the lookup merge, as Java
+	// does (e2e TestForceLookupMinorCompactionMatchesJava).
+	for _, tc := range []struct{ opts, overrides map[string]string }{
+		{map[string]string{"force-lookup": "true"}, nil},
+		{map[string]string{"force-lookup": "true", "merge-engine": "first-row"}, nil},
+		{map[string]string{"force-lookup": "true", "merge-engine": "partial-update"}, nil},
+		{map[string]string{"force-lookup": "true", "merge-engine": "aggregation", "fields.a.aggregate-function": "sum"}, nil},
+		{map[string]string{"force-lookup": "true", "sequence.field": "c"}, nil},
+		{map[string]string{"merge-engine": "aggregation"}, map[string]string{"force-lookup": "true"}},
 	} {
+		opts := tc.opts
 		tb := newTable(t, opts)
 		writeRandom(t, tb, rand.New(rand.NewPCG(1, 1)), "w", 2, 5, 5, false)
-		if _, err := compact.Run(context.Background(), reopen(t, tb), compact.Options{Full: true}); err != nil {
+		if _, err := compact.Run(context.Background(), reopen(t, tb), compact.Options{Full: true, Overrides: tc.overrides}); err != nil {
 			t.Errorf("%v: %v", opts, err)
 		}
 	}

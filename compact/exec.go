@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/compactd/compactd/lookup"
 	"github.com/compactd/compactd/merge"
 	"github.com/compactd/compactd/planner"
 	"github.com/compactd/compactd/scan"
@@ -31,6 +32,11 @@ type JobResult struct {
 	BytesOut int64
 	FilesIn  int
 	FilesOut int
+	// Rewritten are the input files the job rewrote: a deletion vector
+	// any of them has is dropped with it (Java's
+	// notifyRewriteCompactBefore). Upgraded files are not listed; they
+	// keep theirs.
+	Rewritten []string
 
 	// IndexChanges are the job's index changes (the bucket's new
 	// deletion-vector index file: deletionvector.Maintainer.Write, recorded
@@ -53,6 +59,12 @@ type executor struct {
 	// rowCodec likewise for append tables.
 	codec    *datafile.KVCodec
 	rowCodec *datafile.Codec
+	// lookupTable is Paimon's needLookup (deletion vectors,
+	// changelog-producer=lookup, first-row, force-lookup): its compaction
+	// rewriter is LookupMergeTreeCompactRewriter and, but for first-row,
+	// its merge function is wrapped in LookupMergeFunction. dvTable is
+	// deletion-vectors.enabled.
+	lookupTable, dvTable bool
 }
 
 func (x *executor) schemaOf(ctx context.Context, id int64) (datafile.Schema, error) {
@@ -81,8 +93,21 @@ func (x *executor) loadSchemas(ctx context.Context) error {
 	return nil
 }
 
-// run executes one job. On error every file it wrote is deleted.
-func (x *executor) run(ctx context.Context, job planner.Job) (res *JobResult, err error) {
+// run executes one job of a table without deletion vectors (runBucket
+// with no deletion sink).
+func (x *executor) run(ctx context.Context, job planner.Job) (*JobResult, error) {
+	return x.runBucket(ctx, job, nil)
+}
+
+// runBucket executes one job. On error every file it wrote is deleted.
+//
+// dvs is the bucket's deletion-vector maintainer for a table with
+// deletion vectors (nil otherwise; a deletion-vector table without one is
+// refused): the job's lookups report to it every row of a file above the
+// output level that the job's output supersedes, in key order, and
+// JobResult.Rewritten names the inputs whose deletion vectors go. Input
+// files are read with the bucket's existing deletion vectors applied.
+func (x *executor) runBucket(ctx context.Context, job planner.Job, dvs merge.DeletionSink) (res *JobResult, err error) {
 	id := job.ID()
 	b := x.view.buckets[id]
 	res = &JobResult{Job: job}
@@ -92,6 +117,18 @@ func (x *executor) run(ctx context.Context, job planner.Job) (res *JobResult, er
 			res.Written = nil
 		}
 	}()
+	if x.dvTable != (dvs != nil) {
+		if x.dvTable {
+			return res, fmt.Errorf("table %s has deletion vectors: compacting it needs a deletion-vector maintainer", x.t.FullName())
+		}
+		return res, fmt.Errorf("table %s has no deletion vectors, yet a deletion-vector maintainer was given", x.t.FullName())
+	}
+	var existing map[string]scan.DeletionVector
+	if x.dvTable {
+		if existing, err = scan.BucketDeletionVectors(ctx, x.t, b); err != nil {
+			return res, fmt.Errorf("deletion vectors of %s bucket %d: %w", x.t.FullName(), job.Bucket, err)
+		}
+	}
 	entry := func(f planner.File) (*manifest.Entry, error) {
 		e, ok := x.view.Entry(id, f.Name)
 		if !ok {
@@ -100,7 +137,9 @@ func (x *executor) run(ctx context.Context, job planner.Job) (res *JobResult, er
 		return e, nil
 	}
 	var deletes, adds []manifest.Entry
-	var higher *scan.HigherLevels
+	// One lookup per job: its steps come in key order, so the lookup's
+	// files are read forward once.
+	var higher *lookup.Levels
 	defer func() {
 		if higher != nil {
 			if cerr := higher.Close(); err == nil && cerr != nil {
@@ -108,12 +147,31 @@ func (x *executor) run(ctx context.Context, job planner.Job) (res *JobResult, er
 			}
 		}
 	}()
+	lookupOf := func() (*lookup.Levels, error) {
+		if higher == nil {
+			h, err := x.higherLevels(ctx, b, job, existing)
+			if err != nil {
+				return nil, err
+			}
+			higher = h
+		}
+		return higher, nil
+	}
 	for _, step := range job.Steps {
 		switch step.Kind {
 		case planner.StepUpgrade:
 			e, err := entry(step.File)
 			if err != nil {
 				return res, err
+			}
+			if dvs != nil && e.File.Level == 0 && job.OutputLevel > 0 {
+				// Java's CHANGELOG_NO_REWRITE upgrade: the file is read
+				// through the lookup merge, so that rows it supersedes
+				// above the output level are marked deleted, and only
+				// relabelled.
+				if err := x.lookupPass(ctx, e, job, dvs, existing, lookupOf); err != nil {
+					return res, err
+				}
 			}
 			up := *e
 			up.Kind = manifest.FileKindAdd
@@ -135,22 +193,11 @@ func (x *executor) run(ctx context.Context, job planner.Job) (res *JobResult, er
 					}
 				}
 			}
-			m := scan.Merge{DropDelete: job.DropDelete}
-			if x.firstRowLookup(job, files) {
-				// Paimon's LookupMergeTreeCompactRewriter for first-row: keys
-				// a level above the output already holds are dropped, since
-				// readers take levels >= 1 of first-row tables as they are.
-				m.FirstRow = true
-				if higher == nil {
-					if higher, err = x.higherLevels(ctx, b, job); err != nil {
-						return res, err
-					}
-				}
-				if higher.Levels() > 0 {
-					m.Higher = higher
-				}
+			m, err := x.mergeOf(job, files, dvs, lookupOf)
+			if err != nil {
+				return res, err
 			}
-			outs, err := x.rewrite(ctx, b, files, job, m)
+			outs, err := x.rewrite(ctx, b, files, job, m, existing)
 			for _, o := range outs {
 				res.Written = append(res.Written, o.path)
 			}
@@ -164,6 +211,7 @@ func (x *executor) run(ctx context.Context, job planner.Job) (res *JobResult, er
 				res.FilesIn++
 				res.RowsIn += e.File.RowCount
 				res.BytesIn += e.File.FileSize
+				res.Rewritten = append(res.Rewritten, e.File.FileName)
 			}
 			for _, o := range outs {
 				adds = append(adds, manifest.Entry{Kind: manifest.FileKindAdd, Partition: b.Partition,
@@ -178,16 +226,46 @@ func (x *executor) run(ctx context.Context, job planner.Job) (res *JobResult, er
 	return res, nil
 }
 
-type output struct {
-	path string
-	meta manifest.DataFileMeta
+// mergeOf is how a rewrite step merges (Java's compaction rewriter for the
+// table): a rewrite of a lookup table that reads level-0 files into a
+// level above 0 is the lookup compaction (ChangelogMergeTreeRewriter.
+// rewriteLookupChangelog; first-row through FirstRowMergeFunctionWrapper,
+// the others through LookupChangelogMergeFunctionWrapper); other rewrites
+// of lookup tables but first-row merge through LookupMergeFunction with
+// the reducer; the rest plainly.
+func (x *executor) mergeOf(job planner.Job, files []*manifest.Entry, dvs merge.DeletionSink, lookupOf func() (*lookup.Levels, error)) (scan.Merge, error) {
+	m := scan.Merge{DropDelete: job.DropDelete}
+	if x.eng == nil || !x.lookupTable {
+		return m, nil
+	}
+	firstRow := x.eng.Name() == merge.EngineFirstRow
+	if !lookupCompaction(job, files) {
+		m.Lookup = !firstRow
+		return m, nil
+	}
+	higher, err := lookupOf()
+	if err != nil {
+		return m, err
+	}
+	if firstRow {
+		m.FirstRow = true
+		if higher.Levels() > 0 {
+			m.Higher = higher
+		}
+		return m, nil
+	}
+	lc := &merge.LookupCompact{Deletions: dvs, Values: x.lookupValues()}
+	if higher.Levels() > 0 {
+		lc.Higher = higher
+	}
+	m.LookupCompact = lc
+	return m, nil
 }
 
-// firstRowLookup is ChangelogMergeTreeRewriter.rewriteLookupChangelog for a
-// first-row table: a rewrite to a level above 0 that reads level-0 files
-// merges through FirstRowMergeFunctionWrapper.
-func (x *executor) firstRowLookup(job planner.Job, files []*manifest.Entry) bool {
-	if x.eng == nil || x.eng.Name() != merge.EngineFirstRow || job.OutputLevel == 0 {
+// lookupCompaction is ChangelogMergeTreeRewriter.rewriteLookupChangelog: a
+// rewrite to a level above 0 that reads level-0 files.
+func lookupCompaction(job planner.Job, files []*manifest.Entry) bool {
+	if job.OutputLevel == 0 {
 		return false
 	}
 	for _, e := range files {
@@ -198,9 +276,48 @@ func (x *executor) firstRowLookup(job planner.Job, files []*manifest.Entry) bool
 	return false
 }
 
+// lookupValues is whether the job's lookup returns records (Java persists
+// values in its lookup files) or positions only: first-row asks only
+// whether a key is held; deletion-vector tables keep positions unless
+// LookupPersistsValues; other lookup tables always keep values.
+func (x *executor) lookupValues() bool {
+	switch {
+	case x.eng.Name() == merge.EngineFirstRow:
+		return false
+	case x.dvTable:
+		return x.eng.LookupPersistsValues(false)
+	}
+	return true
+}
+
+// lookupPass reads one level-0 file that is upgraded without a rewrite
+// through the lookup compaction, for the deletions its lookups report
+// (Java reads it with forceDropDelete and writes nothing).
+func (x *executor) lookupPass(ctx context.Context, e *manifest.Entry, job planner.Job, dvs merge.DeletionSink, existing map[string]scan.DeletionVector, lookupOf func() (*lookup.Levels, error)) error {
+	higher, err := lookupOf()
+	if err != nil {
+		return err
+	}
+	if higher.Levels() == 0 {
+		return nil // nothing above the output level: no lookup can hit
+	}
+	m := scan.Merge{DropDelete: true, LookupCompact: &merge.LookupCompact{Higher: higher, Deletions: dvs, Values: x.lookupValues()}}
+	files := []*manifest.Entry{e}
+	if x.codec != nil {
+		return x.mergeBatches(ctx, files, m, x.codec, existing, func(*datafile.Batch) error { return nil })
+	}
+	return x.mergeRecords(ctx, files, m, existing, func(table.KeyValue) error { return nil })
+}
+
+type output struct {
+	path string
+	meta manifest.DataFileMeta
+}
+
 // higherLevels opens the lookup over the bucket's live files above the
-// job's output level.
-func (x *executor) higherLevels(ctx context.Context, b *table.BucketFiles, job planner.Job) (*scan.HigherLevels, error) {
+// job's output level; rows their existing deletion vectors delete are
+// invisible to it.
+func (x *executor) higherLevels(ctx context.Context, b *table.BucketFiles, job planner.Job, existing map[string]scan.DeletionVector) (*lookup.Levels, error) {
 	inputs := make(map[string]bool, len(job.Inputs))
 	for _, f := range job.Inputs {
 		inputs[f.Name] = true
@@ -212,10 +329,17 @@ func (x *executor) higherLevels(ctx context.Context, b *table.BucketFiles, job p
 			above = append(above, e)
 		}
 	}
-	return scan.NewHigherLevels(ctx, x.t, above, x.eng.KeyTypes(), x.read, x.schemaOf)
+	opts := lookup.Options{Values: x.lookupValues()}
+	for name, dv := range existing {
+		if opts.DeletionVectors == nil {
+			opts.DeletionVectors = map[string]lookup.DeletionVector{}
+		}
+		opts.DeletionVectors[name] = dv
+	}
+	return lookup.New(ctx, x.t, above, x.eng.KeyTypes(), x.read, lookup.SchemaFunc(x.schemaOf), opts)
 }
 
-func (x *executor) rewrite(ctx context.Context, b *table.BucketFiles, files []*manifest.Entry, job planner.Job, m scan.Merge) ([]output, error) {
+func (x *executor) rewrite(ctx context.Context, b *table.BucketFiles, files []*manifest.Entry, job planner.Job, m scan.Merge, dvs map[string]scan.DeletionVector) ([]output, error) {
 	if x.eng == nil {
 		return x.rewriteAppend(ctx, b, files)
 	}
@@ -225,9 +349,9 @@ func (x *executor) rewrite(ctx context.Context, b *table.BucketFiles, files []*m
 	}
 	var err error
 	if x.codec != nil {
-		err = x.mergeBatches(ctx, files, m, x.codec, r)
+		err = x.mergeBatches(ctx, files, m, x.codec, dvs, r.WriteBatch)
 	} else {
-		err = x.mergeRecords(ctx, files, m, r)
+		err = x.mergeRecords(ctx, files, m, dvs, r.Write)
 	}
 	if err != nil {
 		r.Abort()
@@ -245,9 +369,10 @@ func (x *executor) rewrite(ctx context.Context, b *table.BucketFiles, files []*m
 	return outs, err
 }
 
-// mergeRecords merges the files record by record into r.
-func (x *executor) mergeRecords(ctx context.Context, files []*manifest.Entry, m scan.Merge, r *write.Roller) error {
-	it, err := scan.OpenMerged(ctx, x.t, files, x.eng, x.read, x.schemaOf, nil, m)
+// mergeRecords merges the files record by record into write, skipping
+// the rows dvs delete.
+func (x *executor) mergeRecords(ctx context.Context, files []*manifest.Entry, m scan.Merge, dvs map[string]scan.DeletionVector, write func(table.KeyValue) error) error {
+	it, err := scan.OpenMerged(ctx, x.t, files, x.eng, x.read, x.schemaOf, dvs, m)
 	if err != nil {
 		return err
 	}
@@ -261,7 +386,7 @@ func (x *executor) mergeRecords(ctx context.Context, files []*manifest.Entry, m 
 			return nil
 		}
 		if err == nil {
-			err = r.Write(kv)
+			err = write(kv)
 		}
 		if err != nil {
 			return err
@@ -273,13 +398,13 @@ func (x *executor) mergeRecords(ctx context.Context, files []*manifest.Entry, m 
 // merge are copied column by column from input pages to output pages.
 // Reading and merging run on their own goroutine, one batch ahead of
 // encoding, so one large bucket keeps two cores busy.
-func (x *executor) mergeBatches(ctx context.Context, files []*manifest.Entry, m scan.Merge, codec *datafile.KVCodec, r *write.Roller) error {
-	it, err := scan.OpenMergedBatches(ctx, x.t, files, x.eng, x.read, codec, x.schemaOf, m)
+func (x *executor) mergeBatches(ctx context.Context, files []*manifest.Entry, m scan.Merge, codec *datafile.KVCodec, dvs map[string]scan.DeletionVector, write func(*datafile.Batch) error) error {
+	it, err := scan.OpenMergedBatches(ctx, x.t, files, x.eng, x.read, codec, x.schemaOf, dvs, m)
 	if err != nil {
 		return err
 	}
 	defer it.Close()
-	return PipeBatches(ctx, codec.Codec, it.NextInto, r.WriteBatch)
+	return PipeBatches(ctx, codec.Codec, it.NextInto, write)
 }
 
 // PipeBatches passes every batch next produces (io.EOF ends) to write,

@@ -26,8 +26,11 @@ type BatchRun interface {
 // column by column without becoming a table.KeyValue; only keys with several
 // records are materialized and given to the merge function (or, for
 // deduplicate and first-row, resolved on their sequence numbers and kinds).
-// Lookup is not supported, NoReducer only for first-row (with Higher: the
-// first-row compaction of Engine.FirstRowCompactOptions).
+// Lookup merges as the row path does (LookupMergeFunction, and with
+// LookupCompact the lookup compaction: every key, a lone one included, is
+// merged, and looked up when no record of it comes from a level above 0);
+// NoReducer otherwise only for first-row (with Higher: the first-row
+// compaction of Engine.FirstRowCompactOptions).
 //
 // Memory: one batch per run, the output batch and the current key's records.
 //
@@ -85,8 +88,8 @@ const outByteBudget = 16 << 20
 // NewBatchReader merges runs through fn into batches of up to size rows.
 // The reader owns the runs: Close closes them.
 func NewBatchReader(ctx context.Context, codec *datafile.KVCodec, runs []BatchRun, fn Function, opts Options, size int) (*BatchReader, error) {
-	if _, firstRow := fn.(*firstRow); opts.Lookup || (opts.NoReducer && !firstRow) {
-		return nil, errors.New("batch merge: lookup merges, and no-reducer merges other than first-row, take the row path")
+	if _, firstRow := fn.(*firstRow); opts.NoReducer && !firstRow && !opts.Lookup {
+		return nil, errors.New("batch merge: no-reducer merges other than first-row and the lookup compaction take the row path")
 	}
 	if !BatchKeysSupported(opts.KeyTypes) {
 		return nil, errors.New("batch merge: key types take the row path")
@@ -243,7 +246,11 @@ func (r *BatchReader) mergeOneKey() error {
 		}
 		return r.step(c)
 	}
-	if err := r.mergeGroup(); err != nil {
+	merge := r.mergeGroup
+	if r.opts.Lookup {
+		merge = r.mergeLookupGroup
+	}
+	if err := merge(); err != nil {
 		return err
 	}
 	// Stepping touches the heap and the runs' batches, never the group.

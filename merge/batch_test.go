@@ -381,7 +381,6 @@ func TestNewBatchReaderRefusesRowPathCases(t *testing.T) {
 		name string
 		opts Options
 	}{
-		{"lookup", e.LookupOptions(false, false)},
 		{"no reducer", Options{KeyTypes: intKey, NoReducer: true}},
 		{"double key", Options{KeyTypes: []table.DataType{tDouble}}},
 	} {

@@ -24,11 +24,14 @@ type keyGroup struct {
 	cursors []*cursor
 	recs    []groupRec      // materialized records (merge-function path)
 	kinds   []table.RowKind // row kinds (picker path)
+	sel     []*cursor       // the cursors a lookup merge selects (mergeLookupGroup)
+	lrecs   []groupRecord   // the lookup merge's records, in merge order
 }
 
 type groupRec struct {
-	kv  table.KeyValue
-	run int
+	kv    table.KeyValue
+	run   int
+	level int
 }
 
 // batchMerger is the merge function and the batch paths it allows.
@@ -232,11 +235,11 @@ func (g groupRec) pos() seqPos {
 }
 
 // notHigher is FirstRowMergeFunctionWrapper's test on the group: false when
-// none of the key's records comes from a level above 0 and opts.Higher holds
-// the key.
+// none of the key's added records comes from a level above 0
+// (FirstRowMergeFunction.containsHighLevel) and opts.Higher holds the key.
 func (r *BatchReader) notHigher() (bool, error) {
 	for _, c := range r.group.cursors {
-		if c.level > 0 {
+		if c.level > 0 && !r.isRetract(c) {
 			return true, nil
 		}
 	}
@@ -245,7 +248,7 @@ func (r *BatchReader) notHigher() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("read sorted run %d: %w", c.run, err)
 	}
-	held, err := r.opts.Higher.Contains(key)
+	_, held, err := r.opts.Higher.Lookup(key)
 	if err != nil {
 		return false, fmt.Errorf("merge key %v: look up in higher levels: %w", []any(key), err)
 	}

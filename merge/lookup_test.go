@@ -13,7 +13,7 @@ import (
 	"github.com/compactd/compactd/table/datafile"
 )
 
-// keySet is a KeyLookup over a set of INT keys that also checks the
+// keySet is a HigherLookup over a set of INT keys that also checks the
 // ascending-order contract and records what was asked.
 type keySet struct {
 	held  map[int32]bool
@@ -21,16 +21,16 @@ type keySet struct {
 	err   error // returned by every Contains when set
 }
 
-func (s *keySet) Contains(key table.Row) (bool, error) {
+func (s *keySet) Lookup(key table.Row) (Hit, bool, error) {
 	k := key[0].(int32)
 	if n := len(s.asked); n > 0 && s.asked[n-1] >= k {
-		return false, fmt.Errorf("key %d asked after %d", k, s.asked[n-1])
+		return Hit{}, false, fmt.Errorf("key %d asked after %d", k, s.asked[n-1])
 	}
 	s.asked = append(s.asked, k)
 	if s.err != nil {
-		return false, s.err
+		return Hit{}, false, s.err
 	}
-	return s.held[k], nil
+	return Hit{KV: table.KeyValue{Key: key}}, s.held[k], nil
 }
 
 // leveledRun is a sliceRun whose records come from one level.
@@ -114,6 +114,20 @@ func TestFirstRowCompactionDropsKeysHeldAbove(t *testing.T) {
 			asked: []int32{2},
 		},
 		{
+			// FirstRowMergeFunction.containsHighLevel counts only records it
+			// takes: a skipped retraction from above level 0 does not keep
+			// the key from the lookup.
+			name:         "a retraction from a level above 0 skipped by ignore-delete does not count",
+			ignoreDelete: true,
+			runs: []run{
+				{0, []table.KeyValue{rec("+I", 9, 1, "new"), rec("+I", 10, 2, "n2")}},
+				{2, []table.KeyValue{rec("-D", 3, 1, "old"), rec("-D", 4, 2, "old")}},
+			},
+			held:  []int32{1},
+			want:  "+I10(2,n2)",
+			asked: []int32{1, 2},
+		},
+		{
 			// No reducer: unlike a plain merge, a lone retraction reaches the
 			// merge function, as in Paimon's FirstRowMergeFunctionWrapper.
 			name:    "a lone retraction without ignore-delete fails",
@@ -137,7 +151,7 @@ func TestFirstRowCompactionDropsKeysHeldAbove(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lookup := func() (*keySet, KeyLookup) {
+			lookup := func() (*keySet, HigherLookup) {
 				if c.held == nil {
 					return nil, nil
 				}

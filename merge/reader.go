@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/compactd/compactd/table"
 )
@@ -34,8 +35,8 @@ type Options struct {
 	// vectors, ...; never first-row, see Engine.LookupOptions): of the records
 	// coming from levels > 0 only the one from the lowest level is merged, plus
 	// every record of level <= 0. Records get their level from iterators
-	// implementing Leveled (see WithLevel). Looking keys up in levels above the
-	// output and producing changelog is the caller's job.
+	// implementing Leveled (see WithLevel). With LookupCompact it is the
+	// lookup compaction, which also looks keys up above the output level.
 	Lookup bool
 	// NoReducer calls the merge function even for a key with a single record.
 	// By default Paimon's ReducerMergeFunctionWrapper is applied (plain
@@ -48,7 +49,11 @@ type Options struct {
 	// FirstRowMergeFunctionWrapper (see Engine.FirstRowCompactOptions): a key
 	// none of whose records comes from a level > 0 is dropped when Higher
 	// holds it. Keys are asked in ascending order.
-	Higher KeyLookup
+	Higher HigherLookup
+	// LookupCompact, with Lookup and NoReducer, is Paimon's lookup
+	// compaction of the other engines (see LookupCompact and
+	// Engine.LookupCompactOptions).
+	LookupCompact *LookupCompact
 }
 
 // Reader merges sorted runs into one stream with one record per key (or none,
@@ -187,7 +192,9 @@ func (r *Reader) mergeOneKey() (table.KeyValue, bool, error) {
 			key = kv.Key
 		}
 		count++
-		high = high || level > 0
+		// FirstRowMergeFunction.containsHighLevel: an added (not skipped)
+		// record from a level above 0.
+		high = high || (level > 0 && kv.Kind.IsAdd())
 		if r.opts.Lookup {
 			r.group = append(r.group, groupRecord{kv: kv, level: level})
 			continue
@@ -232,7 +239,7 @@ func (r *Reader) mergeOneKey() (table.KeyValue, bool, error) {
 		return table.KeyValue{}, false, r.keyErr(key, err)
 	}
 	if ok && !high && r.opts.Higher != nil && r.opts.NoReducer {
-		held, err := r.opts.Higher.Contains(kv.Key)
+		_, held, err := r.opts.Higher.Lookup(kv.Key)
 		if err != nil {
 			return table.KeyValue{}, false, r.keyErr(key, fmt.Errorf("look up in higher levels: %w", err))
 		}
@@ -244,27 +251,145 @@ func (r *Reader) mergeOneKey() (table.KeyValue, bool, error) {
 }
 
 // lookupResult is LookupMergeFunction.getResult: merge the level <= 0 records
-// and the first record of the lowest level above 0.
+// and the first record of the lowest level above 0; with LookupCompact
+// the whole LookupChangelogMergeFunctionWrapper.getResult.
 func (r *Reader) lookupResult(key table.Row) (table.KeyValue, bool, error) {
-	high := -1
-	for i, g := range r.group {
-		if g.level > 0 && (high < 0 || g.level < r.group[high].level) {
-			high = i
+	high := highOf(r.group)
+	lc := r.opts.LookupCompact
+	if lc != nil && high < 0 {
+		var err error
+		if r.group, high, err = lc.lookUp(key, r.group, r.opts.SeqCompare); err != nil {
+			return table.KeyValue{}, false, r.keyErr(key, err)
 		}
 	}
-	r.fn.Reset()
-	for i, g := range r.group {
-		if g.level <= 0 || i == high {
-			if err := r.fn.Add(g.kv); err != nil {
-				return table.KeyValue{}, false, r.keyErr(key, err)
-			}
-		}
-	}
-	kv, ok, err := r.fn.Result()
+	kv, ok, err := mergeLookup(r.fn, r.group, high, lc)
 	if err != nil {
 		return table.KeyValue{}, false, r.keyErr(key, err)
 	}
 	return kv, ok, nil
+}
+
+// mergeLookup merges the records of group (in merge order) at level <= 0
+// and the one at index high (-1: none) through fn, and gives a key with a
+// level-0 record to lc's changelog hook (lc may be nil).
+func mergeLookup(fn Function, group []groupRecord, high int, lc *LookupCompact) (table.KeyValue, bool, error) {
+	fn.Reset()
+	for i, g := range group {
+		if g.level <= 0 || i == high {
+			if err := fn.Add(g.kv); err != nil {
+				return table.KeyValue{}, false, err
+			}
+		}
+	}
+	kv, ok, err := fn.Result()
+	if err != nil {
+		return table.KeyValue{}, false, err
+	}
+	if lc != nil && lc.Changelog != nil && containsLevel0(group) {
+		var before *table.KeyValue
+		if high >= 0 {
+			before = &group[high].kv
+		}
+		if err := lc.Changelog(before, kv, ok); err != nil {
+			return table.KeyValue{}, false, fmt.Errorf("changelog: %w", err)
+		}
+	}
+	return kv, ok, nil
+}
+
+// highOf is LookupMergeFunction.pickHighLevel: the index of the record of
+// the lowest level above 0 (the first of them), -1 if none.
+func highOf(group []groupRecord) int {
+	high := -1
+	for i, g := range group {
+		if g.level > 0 && (high < 0 || g.level < group[high].level) {
+			high = i
+		}
+	}
+	return high
+}
+
+func containsLevel0(group []groupRecord) bool {
+	for _, g := range group {
+		if g.level == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// lookUp is step 2 of LookupCompact for a key none of whose records
+// comes from a level above 0: look it up, report the superseded row, and
+// insert the found record among the key's records when values are
+// merged. It returns the group and the index of high (-1: none).
+func (lc *LookupCompact) lookUp(key table.Row, group []groupRecord, seqCmp func(a, b table.Row) int) ([]groupRecord, int, error) {
+	kv, level, ok, err := lc.find(key)
+	if err != nil || !ok {
+		return group, -1, err
+	}
+	i := insertPos(len(group), func(i int) int { return compareLookedUp(seqCmp, kv, group[i].kv) })
+	group = slices.Insert(group, i, groupRecord{kv: kv, level: level})
+	return group, i, nil
+}
+
+// find looks key up, reports the superseded row to the deletion sink and
+// returns the found record and its level when it joins the merge.
+func (lc *LookupCompact) find(key table.Row) (table.KeyValue, int, bool, error) {
+	if lc.Higher == nil {
+		return table.KeyValue{}, 0, false, nil
+	}
+	hit, ok, err := lc.Higher.Lookup(key)
+	if err != nil {
+		return table.KeyValue{}, 0, false, fmt.Errorf("look up in higher levels: %w", err)
+	}
+	if !ok {
+		return table.KeyValue{}, 0, false, nil
+	}
+	if hit.Level <= 0 {
+		return table.KeyValue{}, 0, false, fmt.Errorf("higher-level lookup returned data file %s of level %d", hit.File, hit.Level)
+	}
+	if lc.Deletions != nil {
+		if err := lc.Deletions.NotifyNewDeletion(hit.File, hit.Pos); err != nil {
+			return table.KeyValue{}, 0, false, fmt.Errorf("mark row %d of data file %s deleted: %w", hit.Pos, hit.File, err)
+		}
+		if !lc.Values {
+			return table.KeyValue{}, 0, false, nil
+		}
+	}
+	if !hit.HasValue {
+		return table.KeyValue{}, 0, false, fmt.Errorf("higher-level lookup of data file %s returned no record", hit.File)
+	}
+	return hit.KV, hit.Level, true, nil
+}
+
+// insertPos is where KeyValueBuffer.insertInto puts a looked-up record
+// among n records in merge order: before the first record it compares
+// less than (cmp(i) < 0), else at the end.
+func insertPos(n int, cmp func(i int) int) int {
+	for i := 0; i < n; i++ {
+		if cmp(i) < 0 {
+			return i
+		}
+	}
+	return n
+}
+
+// compareLookedUp is the comparator LookupChangelogMergeFunctionWrapper
+// inserts a looked-up record with: sequence.field (when set), then
+// sequence number; no kind or position tie-break.
+func compareLookedUp(seqCmp func(a, b table.Row) int, a, b table.KeyValue) int {
+	if seqCmp != nil {
+		if c := seqCmp(a.Value, b.Value); c != 0 {
+			return c
+		}
+	}
+	switch {
+	case a.Seq < b.Seq:
+		return -1
+	case a.Seq > b.Seq:
+		return 1
+	}
+	return 0
 }
 
 func (r *Reader) keyErr(key table.Row, err error) error {

@@ -38,12 +38,12 @@ func BatchCodec(eng *merge.Engine, read datafile.Schema) (*datafile.KVCodec, err
 	return codec, nil
 }
 
-// OpenMergedBatches is OpenMerged on the batch path (no deletion vectors):
-// the same sections and merge, records copied as columns. Files that match
-// the read schema's Parquet layout are read page by page; others (older
-// schemas, Avro, files without key columns) go through the row reader and
-// are converted.
-func OpenMergedBatches(ctx context.Context, t *table.Table, files []*manifest.Entry, eng *merge.Engine, read datafile.Schema, codec *datafile.KVCodec, schemaOf SchemaFunc, m Merge) (BatchIterator, error) {
+// OpenMergedBatches is OpenMerged on the batch path: the same sections and
+// merge, records copied as columns, rows that dvs (by data file name; nil:
+// none) delete skipped. Files that match the read schema's Parquet layout
+// are read page by page; others (older schemas, Avro, files without key
+// columns) go through the row reader and are converted.
+func OpenMergedBatches(ctx context.Context, t *table.Table, files []*manifest.Entry, eng *merge.Engine, read datafile.Schema, codec *datafile.KVCodec, schemaOf SchemaFunc, dvs map[string]DeletionVector, m Merge) (BatchIterator, error) {
 	opts, err := m.options(eng)
 	if err != nil {
 		return nil, err
@@ -52,7 +52,7 @@ func OpenMergedBatches(ctx context.Context, t *table.Table, files []*manifest.En
 	if err != nil {
 		return nil, err
 	}
-	it := &batchSections{ctx: ctx, t: t, eng: eng, opts: opts, read: read, codec: codec, schemaOf: schemaOf, sections: sections}
+	it := &batchSections{ctx: ctx, t: t, eng: eng, opts: opts, read: read, codec: codec, schemaOf: schemaOf, dvs: dvs, sections: sections}
 	return it, nil
 }
 
@@ -66,6 +66,7 @@ type batchSections struct {
 	read     datafile.Schema
 	codec    *datafile.KVCodec
 	schemaOf SchemaFunc
+	dvs      map[string]DeletionVector
 	sections [][][]*manifest.Entry
 	cur      *merge.BatchReader
 }
@@ -173,6 +174,53 @@ func (r *fileSeq) Close() error {
 }
 
 func (s *batchSections) open(e *manifest.Entry) (batchFile, error) {
+	f, err := s.openFile(e)
+	if err != nil {
+		return nil, err
+	}
+	if dv := s.dvs[e.File.FileName]; dv != nil {
+		return &dvFiltered{f: f, dv: dv, scratch: s.codec.NewBatch()}, nil
+	}
+	return f, nil
+}
+
+// dvFiltered skips the rows of a file that its deletion vector deletes.
+// Both readers return every row of the file in order, so a row's position
+// is the number of rows read before it.
+type dvFiltered struct {
+	f       batchFile
+	dv      DeletionVector
+	scratch *datafile.Batch
+	pos     int64 // position of scratch's first row
+	take    []datafile.Take
+}
+
+func (d *dvFiltered) Next(b *datafile.Batch, max int) error {
+	for {
+		if err := d.f.Next(d.scratch, max); err != nil {
+			b.Reset()
+			return err
+		}
+		d.take = d.take[:0]
+		for i := range d.scratch.N {
+			if !d.dv.IsDeleted(d.pos + int64(i)) {
+				d.take = append(d.take, datafile.Take{Src: d.scratch, Row: int32(i)})
+			}
+		}
+		d.pos += int64(d.scratch.N)
+		b.Reset()
+		if err := b.AppendTake(d.take); err != nil {
+			return err
+		}
+		if b.N > 0 {
+			return nil
+		}
+	}
+}
+
+func (d *dvFiltered) Close() error { return d.f.Close() }
+
+func (s *batchSections) openFile(e *manifest.Entry) (batchFile, error) {
 	path, err := s.t.DataFilePath(e)
 	if err != nil {
 		return nil, err

@@ -5,8 +5,8 @@
 // Where things are: New and Scanner.Each (scan.go) read a whole snapshot
 // row by row (the `scan` command and the tests); OpenMerged (merged.go) merges
 // one bucket's files into merge.Iterator records; OpenMergedBatches and
-// AppendBatches (batch.go) are the batch path compaction uses; HigherLevels
-// (higher.go) answers the first-row merge's "does a level above hold this
-// key?"; dv.go reads deletion vectors; json.go renders rows as the
+// AppendBatches (batch.go) are the batch path compaction uses (package
+// lookup answers the lookup merges' questions about higher levels); dv.go
+// reads deletion vectors; json.go renders rows as the
 // canonical JSON of interop/README.md.
 package scan

@@ -31,16 +31,27 @@ type Merge struct {
 	// holds are dropped unless a record of theirs comes from a level above
 	// 0. Higher answers for the levels above the output level (nil: none).
 	FirstRow bool
-	Higher   merge.KeyLookup
+	Higher   merge.HigherLookup
 	// Lookup merges as Java reads a lookup-style table (changelog-producer
 	// =lookup, deletion vectors, force-lookup; not first-row): through
 	// LookupMergeFunction, which takes the level-0 records of a key and only
 	// the record of the lowest level above 0, since Java's lookup compaction
 	// already merged the levels above into it (merge.Options.Lookup).
 	Lookup bool
+	// LookupCompact merges as Paimon's lookup compaction of level-0 files
+	// into a level above 0, for every engine
+	// (merge.Engine.LookupCompactOptions; first-row as FirstRow with
+	// LookupCompact.Higher). It excludes FirstRow, Higher and Lookup.
+	LookupCompact *merge.LookupCompact
 }
 
 func (m Merge) options(eng *merge.Engine) (merge.Options, error) {
+	if m.LookupCompact != nil {
+		if m.FirstRow || m.Lookup || m.Higher != nil {
+			return merge.Options{}, errors.New("the lookup compaction merge excludes the first-row, lookup-read and higher-level options")
+		}
+		return eng.LookupCompactOptions(m.DropDelete, *m.LookupCompact)
+	}
 	if m.FirstRow {
 		if m.Lookup {
 			return merge.Options{}, errors.New("first-row compaction and lookup reads do not combine")
@@ -213,17 +224,23 @@ func sortBySequence(files []*manifest.Entry) {
 // deletionVectors loads the deletion vectors of a bucket's files, keyed by
 // data file name.
 func (sc *Scanner) deletionVectors(ctx context.Context, b *table.BucketFiles) (map[string]DeletionVector, error) {
+	return BucketDeletionVectors(ctx, sc.t, b)
+}
+
+// BucketDeletionVectors loads the deletion vectors the bucket's index files
+// hold for its data files, keyed by data file name (nil: none).
+func BucketDeletionVectors(ctx context.Context, t *table.Table, b *table.BucketFiles) (map[string]DeletionVector, error) {
 	var out map[string]DeletionVector
 	for _, idx := range b.IndexFiles {
 		if idx.IndexType != manifest.IndexTypeDeletionVectors {
 			continue
 		}
-		path, err := sc.t.Paths().IndexFileOf(b.Partition, b.Bucket, &idx)
+		path, err := t.Paths().IndexFileOf(b.Partition, b.Bucket, &idx)
 		if err != nil {
 			return nil, err
 		}
 		for _, m := range idx.DeletionVectors {
-			dv, err := readDeletionVector(ctx, sc.t, path, m)
+			dv, err := readDeletionVector(ctx, t, path, m)
 			if err != nil {
 				return nil, fmt.Errorf("deletion vector of %s in %s: %w", m.DataFileName, path, err)
 			}

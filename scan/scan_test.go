@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/scan"
 	"github.com/compactd/compactd/table"
-	"github.com/compactd/compactd/table/datafile"
 	"github.com/compactd/compactd/table/manifest"
 	"github.com/compactd/compactd/write"
 )
@@ -156,150 +154,6 @@ func TestFirstRowScanReadsLevelsAboveZeroAsJavaDoes(t *testing.T) {
 				t.Errorf("scan = %v, want %v", got, c.want)
 			}
 		})
-	}
-}
-
-// liveFiles returns the live files of the latest snapshot.
-func liveFiles(t *testing.T, tb *table.Table) []*manifest.Entry {
-	t.Helper()
-	ctx := context.Background()
-	s, err := tb.LatestSnapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs, err := tb.FileSet(ctx, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []*manifest.Entry
-	for _, b := range fs.Buckets() {
-		for i := range b.Files {
-			out = append(out, &b.Files[i])
-		}
-	}
-	return out
-}
-
-// higherTable is a first-row table with level 5 = files [0,2,4] and
-// [10,12], level 3 = file [5,7].
-func higherTable(t *testing.T) *table.Table {
-	tb := newFirstRowTable(t)
-	writeKeys(t, tb, "w1", "a", 0, 2, 4)
-	writeKeys(t, tb, "w2", "b", 10, 12)
-	lift(t, tb, 5, nil)
-	writeKeys(t, tb, "w3", "c", 5, 7)
-	lift(t, tb, 3, nil)
-	return reopen(t, tb)
-}
-
-func openHigher(t *testing.T, tb *table.Table, files []*manifest.Entry) (*scan.HigherLevels, error) {
-	s := tb.Schema()
-	read := datafile.Schema{Fields: s.Fields, KeyNames: s.TrimmedPrimaryKeys()}
-	schemaOf := func(context.Context, int64) (datafile.Schema, error) { return read, nil }
-	return scan.NewHigherLevels(context.Background(), tb, files, []table.DataType{{Root: table.TypeBigInt}}, read, schemaOf)
-}
-
-func TestHigherLevelsAnswersWhetherALevelHoldsAKey(t *testing.T) {
-	type ask struct {
-		key  int64
-		want bool
-	}
-	cases := []struct {
-		name    string
-		missing int64 // a key of a file deleted from storage first (-1: none)
-		asks    []ask
-		wantErr string // for the last ask
-	}{
-		{"ascending keys, held or not, across levels and gaps", -1, []ask{
-			{-1, false}, {0, true}, {1, false}, {3, false}, {4, true}, {5, true}, {6, false}, {7, true},
-			{8, false}, {10, true}, {11, false}, {12, true}, {13, false}}, ""},
-		{"keys asked out of order are still answered", -1, []ask{
-			{4, true}, {2, true}, {0, true}, {12, true}, {10, true}, {7, true}, {5, true}, {6, false}, {3, false}}, ""},
-		{"a file no asked key falls into is never read", 10, []ask{
-			{0, true}, {4, true}, {5, true}, {8, false}, {13, false}}, ""},
-		{"a file an asked key falls into must be readable", 10, []ask{
-			{0, true}, {11, false}}, "level 5"},
-	}
-	for _, c := range cases {
-		for _, byRows := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/by rows %v", c.name, byRows), func(t *testing.T) {
-				ctx := context.Background()
-				tb := higherTable(t)
-				files := liveFiles(t, tb)
-				if c.missing >= 0 {
-					for _, e := range files {
-						lo, _ := table.DecodeBinaryRow([]table.DataType{{Root: table.TypeBigInt}}, e.File.MinKey)
-						hi, _ := table.DecodeBinaryRow([]table.DataType{{Root: table.TypeBigInt}}, e.File.MaxKey)
-						if lo[0].(int64) <= c.missing && c.missing <= hi[0].(int64) {
-							path, err := tb.DataFilePath(e)
-							if err != nil {
-								t.Fatal(err)
-							}
-							if err := tb.FileIO().Delete(ctx, path); err != nil {
-								t.Fatal(err)
-							}
-						}
-					}
-				}
-				h, err := openHigher(t, tb, files)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer h.Close()
-				if byRows {
-					scan.ReadKeysByRows(h)
-				}
-				if h.Levels() != 2 {
-					t.Fatalf("%d levels, want 2", h.Levels())
-				}
-				for i, a := range c.asks {
-					got, err := h.Contains(table.Row{a.key})
-					if i == len(c.asks)-1 && c.wantErr != "" {
-						if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-							t.Fatalf("Contains(%d): error %v, want one naming %q", a.key, err, c.wantErr)
-						}
-						return
-					}
-					if err != nil {
-						t.Fatalf("Contains(%d): %v", a.key, err)
-					}
-					if got != a.want {
-						t.Errorf("Contains(%d) = %v, want %v", a.key, got, a.want)
-					}
-				}
-			})
-		}
-	}
-}
-
-func TestHigherLevelsRefusesWhatNoValidTableHolds(t *testing.T) {
-	tb := higherTable(t)
-	files := liveFiles(t, tb)
-	var l3, l5 *manifest.Entry
-	for _, e := range files {
-		switch e.File.Level {
-		case 3:
-			l3 = e
-		case 5:
-			l5 = e
-		}
-	}
-	overlap := *l5
-	overlap.File.Level = 3
-	overlap.File.MinKey, overlap.File.MaxKey = l3.File.MinKey, l3.File.MaxKey
-	overlap.File.FileName = "overlapping.parquet"
-	level0 := *l5
-	level0.File.Level = 0
-	for name, c := range map[string]struct {
-		files []*manifest.Entry
-		want  string
-	}{
-		"two files of one level overlap": {[]*manifest.Entry{l3, &overlap}, "overlapping data files"},
-		"a level-0 file":                 {[]*manifest.Entry{&level0}, "level 0"},
-	} {
-		if _, err := openHigher(t, tb, c.files); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: error %v, want one saying %q", name, err, c.want)
-		}
 	}
 }
 
