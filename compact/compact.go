@@ -106,7 +106,9 @@ func Supported(t *table.Table, overrides map[string]string) error {
 		}
 	}
 	if o.DeletionVectorsEnabled {
-		return fmt.Errorf("table %s: not supported yet: deletion-vectors.enabled=true (compaction would have to maintain deletion-vector index files)", t.FullName())
+		if err := deletionVectorsSupported(t, overrides); err != nil {
+			return err
+		}
 	}
 	switch o.ChangelogProducer {
 	case "lookup", "full-compaction":
@@ -129,6 +131,28 @@ func Supported(t *table.Table, overrides map[string]string) error {
 		if err := merge.Validate(mergeOptions(s.EffectiveOptions(), overrides), s.Fields, s.PrimaryKeys, s.PartitionKeys...); err != nil {
 			return fmt.Errorf("table %s: %w", t.FullName(), err)
 		}
+	}
+	return nil
+}
+
+// deletionVectorsSupported refuses the deletion-vector tables compactd does
+// not compact: append tables (Java keeps their vectors per file group,
+// combined by file name with DELETE entries, which compactd does not
+// write), first-row tables (Java's schema validation rejects them with
+// deletion vectors: first-row never deletes old rows), and
+// pk-clustering-override, the one mode where Java allows that combination.
+// Primary-key tables of the other engines are compacted as Java's
+// LookupMergeTreeCompactRewriter does.
+func deletionVectorsSupported(t *table.Table, overrides map[string]string) error {
+	if !t.HasPrimaryKey() {
+		return fmt.Errorf("table %s: not supported yet: deletion-vectors.enabled=true on an append table (compaction would have to maintain its per-file deletion-vector index)", t.FullName())
+	}
+	opts := mergeOptions(t.Schema().EffectiveOptions(), overrides)
+	if v := strings.ToLower(strings.TrimSpace(opts["pk-clustering-override"])); v != "" && v != "false" {
+		return fmt.Errorf("table %s: not supported yet: pk-clustering-override=%s with deletion vectors", t.FullName(), opts["pk-clustering-override"])
+	}
+	if strings.ToLower(strings.TrimSpace(opts[merge.OptMergeEngine])) == merge.EngineFirstRow {
+		return fmt.Errorf("table %s: invalid: deletion-vectors.enabled=true with merge-engine first-row (Java rejects this schema: first-row never deletes old rows)", t.FullName())
 	}
 	return nil
 }

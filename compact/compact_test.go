@@ -331,7 +331,9 @@ func TestCompactionOfACorruptFileFailsNamingItAndChangesNothing(t *testing.T) {
 
 func TestUnsupportedTablesAreRefusedBeforeAnyWrite(t *testing.T) {
 	for _, tc := range []struct{ opts, overrides map[string]string }{
-		{map[string]string{"deletion-vectors.enabled": "true"}, nil},
+		{map[string]string{"deletion-vectors.enabled": "true", "merge-engine": "first-row"}, nil},
+		{map[string]string{"deletion-vectors.enabled": "true", "pk-clustering-override": "true"}, nil},
+		{map[string]string{"deletion-vectors.enabled": "true", "changelog-producer": "lookup"}, nil},
 		{map[string]string{"changelog-producer": "lookup"}, nil},
 		{map[string]string{"merge-engine": "aggregation"}, map[string]string{"fields.a.aggregate-function": "no_such_function"}},
 	} {
@@ -358,6 +360,12 @@ func TestUnsupportedTablesAreRefusedBeforeAnyWrite(t *testing.T) {
 		{map[string]string{"force-lookup": "true", "merge-engine": "aggregation", "fields.a.aggregate-function": "sum"}, nil},
 		{map[string]string{"force-lookup": "true", "sequence.field": "c"}, nil},
 		{map[string]string{"merge-engine": "aggregation"}, map[string]string{"force-lookup": "true"}},
+		// Deletion-vector tables of every engine Java allows them with.
+		{map[string]string{"deletion-vectors.enabled": "true"}, nil},
+		{map[string]string{"deletion-vectors.enabled": "true", "deletion-vectors.bitmap64": "true"}, nil},
+		{map[string]string{"deletion-vectors.enabled": "true", "merge-engine": "partial-update"}, nil},
+		{map[string]string{"deletion-vectors.enabled": "true", "merge-engine": "aggregation", "fields.a.aggregate-function": "sum"}, nil},
+		{map[string]string{"deletion-vectors.enabled": "true", "sequence.field": "c"}, nil},
 	} {
 		opts := tc.opts
 		tb := newTable(t, opts)
@@ -499,5 +507,23 @@ func TestTablesCompactdDoesNotUnderstandAreRefusedNamingTheOptionAndNothingIsWri
 				}
 			}
 		})
+	}
+}
+
+// Append tables keep deletion vectors per file group (combined by file
+// name with DELETE entries); compactd refuses to compact them rather than
+// drop their vectors.
+func TestDeletionVectorAppendTableIsRefused(t *testing.T) {
+	fields := table.RowType{{ID: 0, Name: "k", Type: bigint(false)}, {ID: 1, Name: "v", Type: str(true)}}
+	s, err := table.NewTableSchema(0, fields, 1, nil, nil, map[string]string{"bucket": "-1", "deletion-vectors.enabled": "true"}, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := write.CreateTable(context.Background(), fileio.NewLocal(), t.TempDir(), "db", "t", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := compact.Supported(tb, nil); err == nil || !strings.Contains(err.Error(), "append table") || !strings.Contains(err.Error(), "db.t") {
+		t.Fatalf("Supported = %v, want the append-table refusal naming db.t", err)
 	}
 }

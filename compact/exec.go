@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/compactd/compactd/deletionvector"
 	"io"
 	"slices"
 	"time"
@@ -93,10 +94,31 @@ func (x *executor) loadSchemas(ctx context.Context) error {
 	return nil
 }
 
-// run executes one job of a table without deletion vectors (runBucket
-// with no deletion sink).
+// run executes one job. For a table with deletion vectors it loads the
+// bucket's vectors into a maintainer (Java's BucketedDvMaintainer), which
+// the job's lookups mark superseded rows in, and ends with the bucket's new
+// index file (FinishDeletionVectors), committed with the job's entries.
 func (x *executor) run(ctx context.Context, job planner.Job) (*JobResult, error) {
-	return x.runBucket(ctx, job, nil)
+	if !x.dvTable {
+		return x.runBucket(ctx, job, nil)
+	}
+	b := x.view.buckets[job.ID()]
+	if b == nil {
+		return nil, fmt.Errorf("table %s: planned bucket %d is not in the view", x.t.FullName(), job.Bucket)
+	}
+	m, err := deletionvector.Load(ctx, x.t, b)
+	if err != nil {
+		return nil, err
+	}
+	res, err := x.runBucket(ctx, job, m)
+	if err != nil {
+		return nil, err
+	}
+	if err := res.FinishDeletionVectors(ctx, m); err != nil {
+		x.t.DeleteUnreferenced(res.Written)
+		return nil, err
+	}
+	return res, nil
 }
 
 // runBucket executes one job. On error every file it wrote is deleted.
