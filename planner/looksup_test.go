@@ -28,3 +28,29 @@ func TestJobLooksUp(t *testing.T) {
 		}
 	}
 }
+
+// LookupMergeTreeCompactRewriter.upgradeStrategy: a level-0 file moved to a
+// level whose file.format.per.level format differs is rewritten, even for
+// deduplicate without sequence.field at the max level; non-lookup tables
+// and same-format levels keep the relabel.
+func TestLevel0UpgradeRewritesAcrossFormats(t *testing.T) {
+	zero := int64(0)
+	f := File{Name: "a", Level: 0, DeleteRowCount: &zero}
+	perLevel := map[int]string{0: "avro"}
+	for _, c := range []struct {
+		name        string
+		opts        Options
+		outputLevel int
+		want        bool
+	}{
+		{"DV table, avro level 0 into parquet max level", Options{DeletionVectors: true, MergeEngine: "deduplicate", FileFormat: "parquet", LevelFormats: perLevel}, 5, true},
+		{"DV table, avro level 0 into parquet level 3", Options{DeletionVectors: true, MergeEngine: "deduplicate", FileFormat: "parquet", LevelFormats: perLevel}, 3, true},
+		{"DV table, same formats", Options{DeletionVectors: true, MergeEngine: "deduplicate", FileFormat: "parquet"}, 5, false},
+		{"DV table, level 3 also avro", Options{DeletionVectors: true, MergeEngine: "deduplicate", FileFormat: "parquet", LevelFormats: map[int]string{0: "avro", 3: "avro"}}, 3, false},
+		{"not a lookup table", Options{MergeEngine: "deduplicate", FileFormat: "parquet", LevelFormats: perLevel}, 5, false},
+	} {
+		if got := c.opts.rewritesLevel0Upgrade(f, c.outputLevel, 5); got != c.want {
+			t.Errorf("%s: rewritesLevel0Upgrade = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

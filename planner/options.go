@@ -90,6 +90,12 @@ type Options struct {
 	SequenceField bool
 	// ForceLookup is force-lookup (default false).
 	ForceLookup bool
+	// FileFormat is file.format (lower case) and LevelFormats its
+	// per-level overrides (file.format.per.level): Java's lookup rewriter
+	// rewrites a level-0 file it moves to a level of another format
+	// instead of relabelling it.
+	FileFormat   string
+	LevelFormats map[int]string
 	// LookupCompactGentle is lookup-compact=gentle (default radical).
 	LookupCompactGentle bool
 	// LookupCompactMaxInterval is the effective lookup-compact.max-interval:
@@ -163,6 +169,8 @@ func FromTable(t *table.Options, primaryKey bool) Options {
 		ChangelogProducer:             string(t.ChangelogProducer),
 		MergeEngine:                   string(t.MergeEngine),
 		DeletionVectors:               t.DeletionVectorsEnabled,
+		FileFormat:                    t.FileFormat,
+		LevelFormats:                  t.FileFormatPerLevel,
 		SequenceField:                 slices.ContainsFunc(t.SequenceField, func(f string) bool { return f != "" }),
 		ForceLookup:                   t.ForceLookup,
 		LookupCompactGentle:           t.LookupCompactGentle,
@@ -187,18 +195,37 @@ func (o *Options) NeedLookup() bool {
 		o.MergeEngine == "first-row" || o.ForceLookup
 }
 
+// formatsDiffer reports whether files of levels a and b have different
+// formats (file.format.per.level; levels it does not name have the
+// table's file.format).
+func (o *Options) formatsDiffer(a, b int) bool {
+	if len(o.LevelFormats) == 0 {
+		return false
+	}
+	of := func(l int) string {
+		if f, ok := o.LevelFormats[l]; ok {
+			return f
+		}
+		return o.FileFormat
+	}
+	return of(a) != of(b)
+}
+
 // rewritesLevel0Upgrade mirrors LookupMergeTreeCompactRewriter.upgradeStrategy
 // for what the planner sees: a lookup-style table moves a level-0 file to a
 // level below the top by rewriting it through the lookup merge, since keys a
 // higher level holds must be merged with it (or, for first-row, dropped),
 // except for deduplicate without sequence.field, where the newest record
 // wins anyway. With deletion vectors a level-0 file that may hold deletes
-// is rewritten at any level. Java also rewrites when file.format.per.level
-// gives level 0 and the output level different formats, and for
-// primary-key vector indexes; neither case is modelled here.
+// is rewritten at any level, and so is one whose format
+// (file.format.per.level) differs from the output level's. Java also
+// rewrites for primary-key vector indexes, which compactd refuses.
 func (o *Options) rewritesLevel0Upgrade(f File, outputLevel, maxLevel int) bool {
 	if !o.NeedLookup() || f.Level != 0 {
 		return false
+	}
+	if o.formatsDiffer(0, outputLevel) {
+		return true
 	}
 	if o.DeletionVectors && f.mayContainDeletes() {
 		return true

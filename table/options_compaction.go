@@ -42,6 +42,19 @@ type compactionOnly struct {
 	ChainTableEnabled bool
 	// SourceSplitOpenFileCost is source.split.open-file-cost (default 4 MiB).
 	SourceSplitOpenFileCost int64
+	// FileFormatPerLevel is file.format.per.level ("0:avro,5:parquet"):
+	// the format of the files Java writes at a level, lower case; levels
+	// it does not name use FileFormat (FileFormatOfLevel).
+	FileFormatPerLevel map[int]string
+}
+
+// FileFormatOfLevel is the format Java writes files of an LSM level in
+// (CoreOptions.fileFormatPerLevel, else file.format).
+func (o *Options) FileFormatOfLevel(level int) string {
+	if f, ok := o.FileFormatPerLevel[level]; ok {
+		return f
+	}
+	return o.FileFormat
 }
 
 // parseCompactionOnly fills the compaction-only options and returns every
@@ -111,6 +124,19 @@ func (o *Options) parseCompactionOnly(raw map[string]string) error {
 	c.SourceSplitOpenFileCost = 4 * mib
 	if n := sizeOpt(OptSourceSplitOpenFileCost); n != nil {
 		c.SourceSplitOpenFileCost = *n
+	}
+	if v, ok := get(OptFileFormatPerLevel); ok && v != "" {
+		// Java's Options map parser: comma-separated level:format pairs.
+		c.FileFormatPerLevel = map[int]string{}
+		for _, entry := range strings.Split(v, ",") {
+			k, f, ok := strings.Cut(entry, ":")
+			l, err := strconv.Atoi(strings.TrimSpace(k))
+			if !ok || err != nil || strings.TrimSpace(f) == "" {
+				errs = append(errs, fmt.Errorf("option %s=%q: invalid entry %q, want level:format", OptFileFormatPerLevel, v, entry))
+				continue
+			}
+			c.FileFormatPerLevel[l] = strings.ToLower(strings.TrimSpace(f))
+		}
 	}
 	return errors.Join(errs...)
 }

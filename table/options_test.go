@@ -219,3 +219,19 @@ func TestSplitIsJavas(t *testing.T) {
 		}
 	}
 }
+
+func TestFileFormatPerLevel(t *testing.T) {
+	o, err := ParseOptions(map[string]string{"file.format.per.level": " 0:AVRO, 5:parquet "})
+	if err != nil || o.CompactionErr() != nil {
+		t.Fatal(err, o.CompactionErr())
+	}
+	for l, want := range map[int]string{0: "avro", 1: "parquet", 5: "parquet"} {
+		if got := o.FileFormatOfLevel(l); got != want {
+			t.Errorf("level %d: %q, want %q", l, got, want)
+		}
+	}
+	o, _ = ParseOptions(map[string]string{"file.format.per.level": "0=avro"})
+	if err := o.CompactionErr(); err == nil || !strings.Contains(err.Error(), "file.format.per.level") {
+		t.Fatalf("malformed file.format.per.level: CompactionErr = %v", err)
+	}
+}
