@@ -194,8 +194,7 @@ func TestACommittedChangeReplacesOnlyItsBucketsVectors(t *testing.T) {
 		t.Fatalf("compactd reads\n%v\nwant\n%v", after, wantRows)
 	}
 	// A commit without index changes keeps the index manifest.
-	res, err = commitChange(tb, nil)
-	if err != nil {
+	if _, err = commitChange(tb, nil); err != nil {
 		t.Fatal(err)
 	}
 	if s2, _ := indexEntries(t, tb); *s2.IndexManifest != *s1.IndexManifest {
