@@ -126,6 +126,9 @@ func Supported(t *table.Table, overrides map[string]string) error {
 	if !isParquet(o.FileFormat) {
 		return fmt.Errorf("table %s: not supported: file.format=%s (compactd writes Parquet)", t.FullName(), o.FileFormat)
 	}
+	if err := outputFormatsSupported(t, overrides); err != nil {
+		return err
+	}
 	if t.HasPrimaryKey() {
 		s := t.Schema()
 		if err := merge.Validate(mergeOptions(s.EffectiveOptions(), overrides), s.Fields, s.PrimaryKeys, s.PartitionKeys...); err != nil {
@@ -172,6 +175,39 @@ func primaryKeyIndexOption(opts map[string]string) (key, value string, ok bool) 
 }
 
 func isParquet(f string) bool { return f == "" || f == "parquet" }
+
+// outputFormatsSupported refuses a table whose file.format.per.level gives
+// a level compactd may write (1..num-levels-1: a compaction never outputs
+// level 0) a format other than Parquet: Java writes that level's files in
+// that format, compactd can only write Parquet. Level-0 overrides (Java's
+// writers write Avro there, say) are fine: compactd reads Avro and ORC
+// input files and writes the output level's format. An unparsable
+// per-level option is refused too, as Java's writers would fail on it.
+func outputFormatsSupported(t *table.Table, overrides map[string]string) error {
+	opts := mergeOptions(t.Schema().EffectiveOptions(), overrides)
+	if strings.TrimSpace(opts[table.OptFileFormatPerLevel]) == "" {
+		return nil
+	}
+	numLevels := t.Options().NumLevels
+	if len(overrides) > 0 {
+		o, err := table.ParseOptions(opts)
+		if err != nil {
+			return fmt.Errorf("table %s: %w", t.FullName(), err)
+		}
+		numLevels = o.NumLevels
+	}
+	for level := 1; level < numLevels; level++ {
+		lo, err := datafile.OptionsForLevel(opts, level)
+		if err != nil {
+			return fmt.Errorf("table %s: not supported: %w", t.FullName(), err)
+		}
+		if f := strings.ToLower(strings.TrimSpace(lo[table.OptFileFormat])); !isParquet(f) {
+			return fmt.Errorf("table %s: not supported: %s=%s makes level-%d files %s (compactd writes Parquet only)",
+				t.FullName(), table.OptFileFormatPerLevel, opts[table.OptFileFormatPerLevel], level, f)
+		}
+	}
+	return nil
+}
 
 func mergeOptions(base, over map[string]string) map[string]string {
 	if len(over) == 0 {

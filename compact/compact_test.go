@@ -463,6 +463,12 @@ func TestTablesCompactdDoesNotUnderstandAreRefusedNamingTheOptionAndNothingIsWri
 		// Full-text and vector indexes are valid on first-row tables
 		// without deletion vectors, which compactd otherwise compacts.
 		{name: "pk-full-text", create: map[string]string{"merge-engine": "first-row", "pk-full-text.index.columns": "b"}, want: "pk-full-text.index.columns=b"},
+		// Java writes these levels in another format; compactd writes Parquet only.
+		{name: "per-level format of the top level", create: map[string]string{"file.format.per.level": "0:avro,5:avro"}, want: "file.format.per.level=0:avro,5:avro makes level-5 files avro"},
+		{name: "per-level format of level 1", create: map[string]string{"file.format.per.level": "1:orc"}, want: "makes level-1 files orc"},
+		{name: "per-level format under a 3-level table", create: map[string]string{"num-levels": "3", "file.format.per.level": "2:AVRO"}, want: "makes level-2 files avro"},
+		{name: "unparsable per-level format", create: map[string]string{"file.format.per.level": "avro"}, want: "file.format.per.level"},
+		{name: "file.format=avro", set: map[string]*string{"file.format": ptr("avro")}, want: "file.format=avro"},
 		{name: "pk-vector", create: map[string]string{"merge-engine": "first-row"}, extra: []table.DataField{{ID: 5, Name: "v", Type: vector}},
 			set: map[string]*string{"pk-vector.index.columns": ptr("v"), "fields.v.pk-vector.index.type": ptr("hnsw")}, want: "pk-vector.index.columns=v"},
 	} {
@@ -525,5 +531,23 @@ func TestDeletionVectorAppendTableIsRefused(t *testing.T) {
 	}
 	if err := compact.Supported(tb, nil); err == nil || !strings.Contains(err.Error(), "append table") || !strings.Contains(err.Error(), "db.t") {
 		t.Fatalf("Supported = %v, want the append-table refusal naming db.t", err)
+	}
+}
+
+// A level-0-only format override is what Java's writers use to write Avro
+// level-0 files into a Parquet table; compactd reads them and writes the
+// output level's Parquet, so Supported accepts it, and a per-level Parquet
+// entry or a level beyond num-levels changes nothing.
+func TestPerLevelFormatsCompactdWritesAreAccepted(t *testing.T) {
+	for _, spec := range []string{"0:avro", "0:orc", "0:avro,1:parquet,5:PARQUET", "0:avro,7:orc"} {
+		tb := newTable(t, map[string]string{"file.format.per.level": spec})
+		if err := compact.Supported(reopen(t, tb), nil); err != nil {
+			t.Errorf("file.format.per.level=%s: %v", spec, err)
+		}
+	}
+	// An override changing num-levels counts: level 7 is then written.
+	tb := newTable(t, map[string]string{"file.format.per.level": "0:avro,7:orc"})
+	if err := compact.Supported(reopen(t, tb), map[string]string{"num-levels": "8"}); err == nil || !strings.Contains(err.Error(), "level-7 files orc") {
+		t.Errorf("num-levels=8 override with 7:orc: %v", err)
 	}
 }

@@ -53,12 +53,23 @@ func BuildScenarios(tb testing.TB, dir string, scenarios []*fixtures.Scenario, o
 			tb.Fatal(err)
 		}
 		spec := writeTemp(tb, sdir, "spec.json", s.Spec.JSON())
-		rows := writeTemp(tb, sdir, "rows.jsonl", s.RowsJSONL())
 		b := &Built{Scenario: s, Warehouse: filepath.Join(sdir, "warehouse"), Table: "db.t"}
 		built = append(built, b)
 		common := map[string]string{"warehouse": b.Warehouse, "table": b.Table}
+		if s.CompactedPrefix > 0 {
+			// The prefix by a compacting writer (it leaves deletion vectors on a DV table),
+			// then the write-only commits.
+			prefix := writeTemp(tb, sdir, "rows-prefix.jsonl", s.RowsJSONLRange(0, s.CompactedPrefix))
+			rest := writeTemp(tb, sdir, "rows.jsonl", s.RowsJSONLRange(s.CompactedPrefix, len(s.Commits)))
+			reqs = append(reqs,
+				BatchRequest{Verb: "create", Flags: with(common, "spec", spec, "rows", prefix,
+					"options", `{"write-only":"false"}`, "wait-compaction", "true")},
+				BatchRequest{Verb: "write", Flags: with(common, "rows", rest)})
+		} else {
+			rows := writeTemp(tb, sdir, "rows.jsonl", s.RowsJSONL())
+			reqs = append(reqs, BatchRequest{Verb: "create", Flags: with(common, "spec", spec, "rows", rows)})
+		}
 		reqs = append(reqs,
-			BatchRequest{Verb: "create", Flags: with(common, "spec", spec, "rows", rows)},
 			BatchRequest{Verb: "read", Flags: common},
 			BatchRequest{Verb: "files", Flags: common},
 			BatchRequest{Verb: "snapshots", Flags: common})
@@ -89,6 +100,9 @@ func BuildScenarios(tb testing.TB, dir string, scenarios []*fixtures.Scenario, o
 	}
 	for _, b := range built {
 		take(b, "create")
+		if b.Scenario.CompactedPrefix > 0 {
+			take(b, "write after the compacted prefix")
+		}
 		b.JavaRows = take(b, "read")
 		b.Files = take(b, "files")
 		b.Snapshots = take(b, "snapshots")

@@ -154,6 +154,87 @@ func (j *JavaOracle) Write(warehouse, table string, rowsJSONL []byte) int {
 	return res.Commits
 }
 
+// WriteOptions tune WriteWith; the zero value is Write.
+type WriteOptions struct {
+	// Options are dynamic table options for the writers only (e.g. "write-only": "false" on a
+	// write-only table, so the writers compact as a Flink job's would).
+	Options map[string]string
+	// WaitCompaction makes every commit wait for the compaction its writer started
+	// (prepareCommit(true, ...)), so what a compacting writer leaves does not depend on timing.
+	WaitCompaction bool
+}
+
+// WriteWith is Write with dynamic options for the writers (see WriteOptions).
+func (j *JavaOracle) WriteWith(warehouse, table string, rowsJSONL []byte, o WriteOptions) int {
+	j.tb.Helper()
+	f := writeTemp(j.tb, j.tb.TempDir(), "rows.jsonl", rowsJSONL)
+	flags := []string{"--warehouse", warehouse, "--table", table, "--rows", f}
+	flags = append(flags, o.Flags()...)
+	out := j.must(nil, "write", flags...)
+	var res struct{ Commits int }
+	if err := json.Unmarshal(out, &res); err != nil {
+		j.tb.Fatalf("interop: write result %q: %v", out, err)
+	}
+	return res.Commits
+}
+
+// Flags renders the options as the write verb's flags (for batch requests).
+func (o WriteOptions) Flags() []string {
+	var f []string
+	if len(o.Options) > 0 {
+		b, err := json.Marshal(o.Options)
+		if err == nil { // a map[string]string always marshals
+			f = append(f, "--options", string(b))
+		}
+	}
+	if o.WaitCompaction {
+		f = append(f, "--wait-compaction", "true")
+	}
+	return f
+}
+
+// DVFile is one data file of a snapshot with its deletion vector as Java reads it (verb dvs).
+type DVFile struct {
+	Partition   string `json:"partition"` // "k=v[/k2=v2]", "" when unpartitioned
+	Bucket      int    `json:"bucket"`
+	File        string `json:"file"`
+	Level       int    `json:"level"`
+	RecordCount int64  `json:"record_count"`
+	// DV is the cardinality of the file's deletion vector read back from its index file by
+	// DeletionVector.read; nil when the file has none.
+	DV *int64 `json:"dv_cardinality"`
+	// DVMeta is the cardinality the index manifest records for it (nil: none recorded).
+	DVMeta *int64 `json:"dv_meta_cardinality"`
+}
+
+// ParseDVFiles decodes the dvs verb's output.
+func ParseDVFiles(jsonl []byte) ([]DVFile, error) {
+	var out []DVFile
+	for _, line := range bytes.Split(jsonl, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var f DVFile
+		if err := json.Unmarshal(line, &f); err != nil {
+			return nil, fmt.Errorf("dvs line %q: %w", line, err)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// DVFiles lists every data file of the latest snapshot (level 0 included) with its deletion
+// vector's cardinality as Java reads it, sorted by partition, bucket, level and file name.
+func (j *JavaOracle) DVFiles(warehouse, table string) []DVFile {
+	j.tb.Helper()
+	out := j.must(nil, "dvs", "--warehouse", warehouse, "--table", table)
+	files, err := ParseDVFiles(out)
+	if err != nil {
+		j.tb.Fatalf("interop: %v", err)
+	}
+	return files
+}
+
 // ReadOption selects what Read reads.
 type ReadOption func(*[]string)
 
@@ -165,6 +246,12 @@ func AtSnapshot(id int64) ReadOption {
 // AtTag reads a tag instead of the latest snapshot.
 func AtTag(tag string) ReadOption {
 	return func(f *[]string) { *f = append(*f, "--tag", tag) }
+}
+
+// IgnoringDeletionVectors reads the same splits with their deletion files taken away: the rows
+// a reader that did not apply the deletion vectors would return.
+func IgnoringDeletionVectors() ReadOption {
+	return func(f *[]string) { *f = append(*f, "--ignore-deletion-vectors", "true") }
 }
 
 func readFlags(warehouse, table string, opts []ReadOption) []string {

@@ -80,7 +80,7 @@ public final class Main {
 
     public static void main(String[] args) {
         if (args.length == 0) {
-            System.err.println("usage: Main <create|write|read|files|snapshots|compact|pick|expire|orphans|tag|batch|version> [--flag value]...");
+            System.err.println("usage: Main <create|write|read|files|snapshots|dvs|compact|pick|expire|orphans|tag|batch|version> [--flag value]...");
             System.exit(2);
         }
         Main m = new Main();
@@ -148,6 +148,9 @@ public final class Main {
                 return;
             case "compact":
                 compact();
+                return;
+            case "dvs":
+                dvs();
                 return;
             case "pick":
                 pick();
@@ -296,6 +299,19 @@ public final class Main {
         return catalog(flag("warehouse"));
     }
 
+    /** The --options '{"k":"v"}' flag as a map (empty when absent). */
+    private Map<String, String> dynamicOptions() throws IOException {
+        Map<String, String> dyn = new HashMap<>();
+        if (flags.containsKey("options")) {
+            Iterator<Map.Entry<String, JsonNode>> it = Canonical.JSON.readTree(flag("options")).fields();
+            while (it.hasNext()) {
+                Map.Entry<String, JsonNode> e = it.next();
+                dyn.put(e.getKey(), e.getValue().asText());
+            }
+        }
+        return dyn;
+    }
+
     private FileStoreTable table(Catalog c) throws Exception {
         return (FileStoreTable) c.getTable(Identifier.fromString(flag("table")));
     }
@@ -348,8 +364,11 @@ public final class Main {
         final StreamTableCommit commit;
         boolean dirty;
 
-        UserWriter(StreamWriteBuilder b) {
-            this.write = b.newWrite();
+        UserWriter(StreamWriteBuilder b, org.apache.paimon.disk.IOManager io) {
+            // A writer that compacts (write-only=false) on a lookup table (deletion vectors,
+            // first-row, changelog-producer=lookup) looks keys up in higher levels and spills
+            // to the IOManager's temp dir; without one it fails at its first compaction.
+            this.write = (StreamTableWrite) b.newWrite().withIOManager(io);
             this.commit = b.newCommit();
             // A commit whose rows were all filtered (e.g. ignore-delete) adds no snapshot.
             ((org.apache.paimon.table.sink.InnerTableCommit) commit).ignoreEmptyCommit(true);
@@ -358,8 +377,14 @@ public final class Main {
 
     private void write() throws Exception {
         String defaultUser = flags.getOrDefault("commit-user", DEFAULT_USER);
-        try (Catalog c = catalog()) {
-            FileStoreTable table = table(c);
+        // --wait-compaction true: each commit waits for the compaction its writer started, so
+        // what a compacting writer (write-only=false) leaves is deterministic.
+        boolean waitCompaction = Boolean.parseBoolean(flags.getOrDefault("wait-compaction", "false"));
+        try (Catalog c = catalog();
+                org.apache.paimon.disk.IOManager io = org.apache.paimon.disk.IOManager.create(
+                        flags.getOrDefault("tmp-dir", System.getProperty("java.io.tmpdir")))) {
+            // --options '{"k":"v"}': dynamic options for these writers only (e.g. write-only=false).
+            FileStoreTable table = table(c).copy(dynamicOptions());
             RowType rowType = table.rowType();
             Map<String, UserWriter> writers = new LinkedHashMap<>();
             Snapshot latest = table.snapshotManager().latestSnapshot();
@@ -380,7 +405,7 @@ public final class Main {
                         String u = n.has("user") ? n.get("user").asText() : null;
                         for (Map.Entry<String, UserWriter> e : writers.entrySet()) {
                             if (u == null || u.equals(e.getKey())) {
-                                commits += commitUser(e.getValue(), identifier);
+                                commits += commitUser(e.getValue(), identifier, waitCompaction);
                             }
                         }
                         prevGroup = null;
@@ -389,19 +414,19 @@ public final class Main {
                     String user = n.has("_user") ? n.get("_user").asText() : defaultUser;
                     String group = user + "\u0000" + n.path("_commit").asText("");
                     if (prevGroup != null && !prevGroup.equals(group) && n.has("_commit")) {
-                        commits += commitUser(writers.get(prevUser), identifier);
+                        commits += commitUser(writers.get(prevUser), identifier, waitCompaction);
                     }
                     prevGroup = group;
                     prevUser = user;
                     UserWriter w = writers.computeIfAbsent(
-                            user, u -> new UserWriter(table.newStreamWriteBuilder().withCommitUser(u)));
+                            user, u -> new UserWriter(table.newStreamWriteBuilder().withCommitUser(u), io));
                     RowKind kind = RowKind.fromShortString(n.path("_kind").asText("+I"));
                     w.write.write(Canonical.rowFromJson(rowType, n, kind));
                     w.dirty = true;
                 }
             }
             for (UserWriter w : writers.values()) {
-                commits += commitUser(w, identifier);
+                commits += commitUser(w, identifier, waitCompaction);
             }
             for (UserWriter w : writers.values()) {
                 w.write.close();
@@ -413,12 +438,12 @@ public final class Main {
         }
     }
 
-    private static int commitUser(UserWriter w, long[] identifier) throws Exception {
+    private static int commitUser(UserWriter w, long[] identifier, boolean waitCompaction) throws Exception {
         if (w == null || !w.dirty) {
             return 0;
         }
         long id = identifier[0]++;
-        List<CommitMessage> msgs = w.write.prepareCommit(false, id);
+        List<CommitMessage> msgs = w.write.prepareCommit(waitCompaction, id);
         w.commit.commit(id, msgs);
         w.dirty = false;
         return 1;
@@ -437,7 +462,11 @@ public final class Main {
                 dyn.put("scan.tag-name", flag("tag"));
             }
             Table t = dyn.isEmpty() ? table : table.copy(dyn);
-            List<ObjectNode> rows = readAll(t);
+            // --ignore-deletion-vectors true: the same splits with their deletion files taken
+            // away, to show what the deletion vectors hide (the rows a reader that did not
+            // apply them would return).
+            boolean ignoreDV = Boolean.parseBoolean(flags.getOrDefault("ignore-deletion-vectors", "false"));
+            List<ObjectNode> rows = ignoreDV ? readWithoutDeletionVectors(t) : readAll(t);
             List<String> sortKeys = table.primaryKeys().isEmpty()
                     ? fieldNames(table.rowType())
                     : table.primaryKeys();
@@ -465,6 +494,86 @@ public final class Main {
             r.forEachRemaining(row -> rows.add(Canonical.rowToJson(rt, row)));
         }
         return rows;
+    }
+
+    private static List<ObjectNode> readWithoutDeletionVectors(Table t) throws Exception {
+        ReadBuilder rb = t.newReadBuilder();
+        List<Split> splits = new ArrayList<>();
+        for (Split s : rb.newScan().plan().splits()) {
+            DataSplit ds = (DataSplit) s;
+            splits.add(DataSplit.builder()
+                    .withSnapshot(ds.snapshotId())
+                    .withPartition(ds.partition())
+                    .withBucket(ds.bucket())
+                    .withBucketPath(ds.bucketPath())
+                    .withTotalBuckets(ds.totalBuckets())
+                    .withDataFiles(ds.dataFiles())
+                    .isStreaming(ds.isStreaming())
+                    .rawConvertible(ds.rawConvertible())
+                    .build());
+        }
+        RowType rt = t.rowType();
+        List<ObjectNode> rows = new ArrayList<>();
+        try (RecordReader<InternalRow> r = rb.newRead().createReader(splits)) {
+            r.forEachRemaining(row -> rows.add(Canonical.rowToJson(rt, row)));
+        }
+        return rows;
+    }
+
+    // ---------------------------------------------------------------- dvs
+
+    /**
+     * One line per data file of the latest snapshot (or --snapshot N), level 0 included, in the
+     * snapshot reader's order: {"partition","bucket","file","level","record_count",
+     * "dv_cardinality"} where dv_cardinality is the number of positions of the file's deletion
+     * vector as Java reads it back from the index file (DeletionVector.read; null: no vector),
+     * and "dv_meta_cardinality" what the index manifest records for it.
+     */
+    private void dvs() throws Exception {
+        try (Catalog c = catalog()) {
+            FileStoreTable table = table(c);
+            RowType partType = table.schema().logicalPartitionType();
+            org.apache.paimon.table.source.snapshot.SnapshotReader reader = table.newSnapshotReader();
+            if (flags.containsKey("snapshot")) {
+                reader = reader.withSnapshot(Long.parseLong(flag("snapshot")));
+            }
+            List<ObjectNode> lines = new ArrayList<>();
+            for (Split s : reader.read().splits()) {
+                DataSplit ds = (DataSplit) s;
+                List<org.apache.paimon.table.source.DeletionFile> dfs = ds.deletionFiles().orElse(null);
+                for (int i = 0; i < ds.dataFiles().size(); i++) {
+                    DataFileMeta f = ds.dataFiles().get(i);
+                    org.apache.paimon.table.source.DeletionFile df = dfs == null ? null : dfs.get(i);
+                    ObjectNode o = Canonical.F.objectNode();
+                    o.put("partition", partitionString(partType, ds.partition()));
+                    o.put("bucket", ds.bucket());
+                    o.put("file", f.fileName());
+                    o.put("level", f.level());
+                    o.put("record_count", f.rowCount());
+                    if (df == null) {
+                        o.putNull("dv_cardinality");
+                        o.putNull("dv_meta_cardinality");
+                    } else {
+                        o.put("dv_cardinality",
+                                org.apache.paimon.deletionvectors.DeletionVector.read(table.fileIO(), df)
+                                        .getCardinality());
+                        if (df.cardinality() == null) {
+                            o.putNull("dv_meta_cardinality");
+                        } else {
+                            o.put("dv_meta_cardinality", df.cardinality());
+                        }
+                    }
+                    lines.add(o);
+                }
+            }
+            lines.sort(Comparator.comparing((ObjectNode o) -> o.get("partition").asText())
+                    .thenComparingInt(o -> o.get("bucket").asInt())
+                    .thenComparingInt(o -> o.get("level").asInt())
+                    .thenComparing(o -> o.get("file").asText()));
+            for (ObjectNode o : lines) {
+                out.println(Canonical.JSON.writeValueAsString(o));
+            }
+        }
     }
 
     /** Orders rows by the given columns' canonical values: null first, numbers numerically, text by code unit. */
@@ -516,14 +625,7 @@ public final class Main {
             Map<String, String> dyn = new HashMap<>();
             dyn.put("write-only", "false");
             // --options '{"k":"v"}': dynamic options for this compaction only (e.g. trigger, ratio).
-            if (flags.containsKey("options")) {
-                Iterator<Map.Entry<String, JsonNode>> it =
-                        Canonical.JSON.readTree(flag("options")).fields();
-                while (it.hasNext()) {
-                    Map.Entry<String, JsonNode> e = it.next();
-                    dyn.put(e.getKey(), e.getValue().asText());
-                }
-            }
+            dyn.putAll(dynamicOptions());
             FileStoreTable table = table(c).copy(dyn);
             RowType partType = table.schema().logicalPartitionType();
             String wantPartition = flags.get("partition");
