@@ -196,6 +196,17 @@ func outputFormatsSupported(t *table.Table, overrides map[string]string) error {
 		}
 		numLevels = o.NumLevels
 	}
+	// Level 0 is only read: Avro (and Parquet) files compactd reads; ORC
+	// ones it cannot (issue #21), so such a table is refused up front
+	// rather than failing at its first level-0 file.
+	l0, err := datafile.OptionsForLevel(opts, 0)
+	if err != nil {
+		return fmt.Errorf("table %s: not supported: %w", t.FullName(), err)
+	}
+	if f := strings.ToLower(strings.TrimSpace(l0[table.OptFileFormat])); f != "avro" && !isParquet(f) {
+		return fmt.Errorf("table %s: not supported: %s=%s makes level-0 files %s (compactd reads Parquet and Avro data files)",
+			t.FullName(), table.OptFileFormatPerLevel, opts[table.OptFileFormatPerLevel], f)
+	}
 	for level := 1; level < numLevels; level++ {
 		lo, err := datafile.OptionsForLevel(opts, level)
 		if err != nil {

@@ -539,11 +539,15 @@ func TestDeletionVectorAppendTableIsRefused(t *testing.T) {
 // output level's Parquet, so Supported accepts it, and a per-level Parquet
 // entry or a level beyond num-levels changes nothing.
 func TestPerLevelFormatsCompactdWritesAreAccepted(t *testing.T) {
-	for _, spec := range []string{"0:avro", "0:orc", "0:avro,1:parquet,5:PARQUET", "0:avro,7:orc"} {
+	for _, spec := range []string{"0:avro", "0:avro,1:parquet,5:PARQUET", "0:avro,7:orc"} {
 		tb := newTable(t, map[string]string{"file.format.per.level": spec})
 		if err := compact.Supported(reopen(t, tb), nil); err != nil {
 			t.Errorf("file.format.per.level=%s: %v", spec, err)
 		}
+	}
+	// ORC level-0 files cannot be read (issue #21): refused before any read.
+	if err := compact.Supported(reopen(t, newTable(t, map[string]string{"file.format.per.level": "0:orc"})), nil); err == nil || !strings.Contains(err.Error(), "level-0 files orc") {
+		t.Errorf("file.format.per.level=0:orc: %v", err)
 	}
 	// An override changing num-levels counts: level 7 is then written.
 	tb := newTable(t, map[string]string{"file.format.per.level": "0:avro,7:orc"})
