@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
@@ -78,16 +77,7 @@ type dvFacts struct {
 
 func deletionVectorFacts(ctx context.Context, warehouse, name string) (dvFacts, error) {
 	var f dvFacts
-	fio, err := fileio.For(ctx, warehouse)
-	if err != nil {
-		return f, err
-	}
-	db, tbl, _ := strings.Cut(name, ".")
-	t, err := table.Open(ctx, fio, warehouse, db, tbl)
-	if err != nil {
-		return f, err
-	}
-	s, err := t.LatestSnapshot(ctx)
+	t, s, err := openLatest(ctx, warehouse, name)
 	if err != nil {
 		return f, err
 	}

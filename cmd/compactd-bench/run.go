@@ -253,18 +253,27 @@ type bucketFacts struct {
 	Kind     table.CommitKind
 }
 
-func facts(ctx context.Context, warehouse, name string) (bucketFacts, error) {
-	var f bucketFacts
+// openLatest opens warehouse's table name ("db.t") and its latest snapshot.
+func openLatest(ctx context.Context, warehouse, name string) (*table.Table, *table.Snapshot, error) {
 	fio, err := fileio.For(ctx, warehouse)
 	if err != nil {
-		return f, err
+		return nil, nil, err
 	}
 	db, tbl, _ := strings.Cut(name, ".")
 	t, err := table.Open(ctx, fio, warehouse, db, tbl)
 	if err != nil {
-		return f, err
+		return nil, nil, err
 	}
 	s, err := t.LatestSnapshot(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, s, nil
+}
+
+func facts(ctx context.Context, warehouse, name string) (bucketFacts, error) {
+	var f bucketFacts
+	t, s, err := openLatest(ctx, warehouse, name)
 	if err != nil {
 		return f, err
 	}
