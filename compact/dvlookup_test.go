@@ -177,7 +177,7 @@ func runJob(t *testing.T, tb *table.Table, v *TableView, job planner.Job, rowPat
 		t.Fatal(err)
 	}
 	if dvs == nil {
-		return x.run(context.Background(), job)
+		return x.runBucket(context.Background(), job, nil)
 	}
 	return x.runBucket(context.Background(), job, dvs)
 }
