@@ -216,9 +216,9 @@ func TestDaemonKeepsTablesCompactedExpiredAndCleanWhileAWriterCommits(t *testing
 	rng := rand.New(rand.NewPCG(7, 8))
 	a := newModel(t, createTable(t, wh, "a", nil))
 	b := newModel(t, createTable(t, wh, "b", nil))
-	// compactd refuses deletion-vector tables: this one must halt without
-	// holding the others back.
-	createTable(t, wh, "dv", map[string]string{"deletion-vectors.enabled": "true"})
+	// compactd refuses lookup-changelog tables (issue #15): this one must
+	// halt without holding the others back.
+	createTable(t, wh, "cl", map[string]string{"changelog-producer": "lookup"})
 	// A stale orphan in a bucket directory, old enough for cleanup.
 	orphanFile := filepath.Join(a.tb.Path(), "bucket-0", "data-00000000-0000-0000-0000-000000000000-0.parquet")
 	if err := os.MkdirAll(filepath.Dir(orphanFile), 0o755); err != nil {
@@ -269,9 +269,9 @@ func TestDaemonKeepsTablesCompactedExpiredAndCleanWhileAWriterCommits(t *testing
 		return errors.Is(err, os.ErrNotExist)
 	})
 
-	st, ok := tableStatus(s, "db.dv")
-	if !ok || st.Halted == "" || !strings.Contains(st.Halted, "deletion-vectors") {
-		t.Fatalf("db.dv not halted with the reason: %+v", st)
+	st, ok := tableStatus(s, "db.cl")
+	if !ok || st.Halted == "" || !strings.Contains(st.Halted, "changelog-producer") {
+		t.Fatalf("db.cl not halted with the reason: %+v", st)
 	}
 	for _, name := range []string{"db.a", "db.b"} {
 		ts, _ := tableStatus(s, name)
@@ -291,10 +291,10 @@ func TestDaemonKeepsTablesCompactedExpiredAndCleanWhileAWriterCommits(t *testing
 	}
 	metrics := get(t, h, "/metrics")
 	for _, want := range []string{
-		`compactd_table_halted{table="db.dv",warehouse="` + wh + `"} 1`,
+		`compactd_table_halted{table="db.cl",warehouse="` + wh + `"} 1`,
 		`compactd_table_halted{table="db.a",warehouse="` + wh + `"} 0`,
 		`compactd_jobs_total{job="compact",outcome="success",table="db.a"`,
-		`compactd_jobs_total{job="compact",outcome="halted",table="db.dv"`,
+		`compactd_jobs_total{job="compact",outcome="halted",table="db.cl"`,
 		`compactd_job_rows_total{direction="out",job="compact",table="db.b"`,
 		`compactd_job_files_deleted_total{job="expire",table="db.a"`,
 		`compactd_job_files_deleted_total{job="orphan",table="db.a"`,
@@ -304,7 +304,7 @@ func TestDaemonKeepsTablesCompactedExpiredAndCleanWhileAWriterCommits(t *testing
 		`compactd_table_pending_compaction_bytes{table="db.a"`,
 		`compactd_table_snapshots_retained{table="db.b"`,
 		`compactd_job_duration_seconds_count{job="expire",table="db.b"`,
-		`compactd_job_failures_total{class="permanent",job="compact",table="db.dv"`,
+		`compactd_job_failures_total{class="permanent",job="compact",table="db.cl"`,
 		"compactd_queue_length ", "compactd_workers_busy ",
 	} {
 		if !strings.Contains(metrics, want) {
