@@ -36,6 +36,16 @@ func (f *avroFieldReader) required(name string) any {
 	return v
 }
 
+// fileKind reads an entry's _KIND: ADD or DELETE; any other value fails.
+func (f *avroFieldReader) fileKind() FileKind {
+	kind := f.int32("_KIND")
+	if kind != int32(FileKindAdd) && kind != int32(FileKindDelete) {
+		f.failf("unknown _KIND %d", kind)
+		return FileKindAdd
+	}
+	return FileKind(kind)
+}
+
 func (f *avroFieldReader) int32(name string) int32 {
 	v := f.required(name)
 	if v == nil {

@@ -101,13 +101,7 @@ func decodeIndexEntry(v any) (IndexEntry, error) {
 		return IndexEntry{}, fmt.Errorf("index manifest _VERSION %d, only %d is supported", ver, indexManifestVersion)
 	}
 	var e IndexEntry
-	kind := r.int32("_KIND")
-	switch FileKind(kind) {
-	case FileKindAdd, FileKindDelete:
-		e.Kind = FileKind(kind)
-	default:
-		r.failf("unknown _KIND %d", kind)
-	}
+	e.Kind = r.fileKind()
 	e.Partition = r.bytes("_PARTITION")
 	e.Bucket = r.int32("_BUCKET")
 	e.IndexFile = IndexFileMeta{

@@ -65,13 +65,7 @@ func decodeEntry(v any) (Entry, error) {
 		return Entry{}, fmt.Errorf("manifest entry _VERSION %d, only %d is supported (Java: please recreate the table)", ver, manifestVersion)
 	}
 	var e Entry
-	kind := r.int32("_KIND")
-	switch FileKind(kind) {
-	case FileKindAdd, FileKindDelete:
-		e.Kind = FileKind(kind)
-	default:
-		r.failf("unknown _KIND %d", kind)
-	}
+	e.Kind = r.fileKind()
 	e.Partition = r.bytes("_PARTITION")
 	e.Bucket = r.int32("_BUCKET")
 	e.TotalBuckets = r.int32("_TOTAL_BUCKETS")
