@@ -441,3 +441,48 @@ func TestFinishDeletionVectorsKeepsUpgradedFilesVectorsAndDropsRewrittenOnes(t *
 		t.Fatalf("an unchanged bucket recorded %+v, wrote %v", r.IndexChanges, r.Written)
 	}
 }
+
+// countingOpens counts the opens of each path.
+type countingOpens struct {
+	fileio.FileIO
+	mu    sync.Mutex
+	opens map[string]int
+}
+
+func (c *countingOpens) Open(ctx context.Context, p string) (fileio.Reader, error) {
+	c.mu.Lock()
+	c.opens[p]++
+	c.mu.Unlock()
+	return c.FileIO.Open(ctx, p)
+}
+
+// A deletion-vector job reads its bucket's index file once: the readers
+// apply the vectors the maintainer loaded, instead of reading every vector
+// again with a request of its own (one per data file on an object store).
+func TestADeletionVectorJobReadsItsIndexFileOnce(t *testing.T) {
+	ctx := context.Background()
+	src := copyDVFixture(t)
+	fio := &countingOpens{FileIO: fileio.NewLocal(), opens: map[string]int{}}
+	tb, err := table.Open(ctx, fio, filepath.Dir(filepath.Dir(src.Path())), "pk_09", "pk_09")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]bool{}
+	for _, b := range dvBuckets(t, tb) {
+		for _, f := range bucketIndex(t, tb, b) {
+			before[f] = true
+		}
+	}
+	if len(before) == 0 {
+		t.Fatal("fixture has no deletion-vector index files")
+	}
+	clear(fio.opens)
+	if _, err := compact.Run(ctx, tb, compact.Options{Full: true}); err != nil {
+		t.Fatal(err)
+	}
+	for p, n := range fio.opens {
+		if before[filepath.Base(p)] && n != 1 {
+			t.Errorf("index file %s opened %d times by one compaction, want 1", filepath.Base(p), n)
+		}
+	}
+}

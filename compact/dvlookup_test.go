@@ -177,9 +177,9 @@ func runJob(t *testing.T, tb *table.Table, v *TableView, job planner.Job, rowPat
 		t.Fatal(err)
 	}
 	if dvs == nil {
-		return x.runBucket(context.Background(), job, nil)
+		return x.runBucket(context.Background(), job, nil, nil)
 	}
-	return x.runBucket(context.Background(), job, dvs)
+	return x.runBucket(context.Background(), job, dvs, nil)
 }
 
 func TestDeletionVectorLookupCompaction(t *testing.T) {

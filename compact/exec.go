@@ -100,7 +100,7 @@ func (x *executor) loadSchemas(ctx context.Context) error {
 // index file (FinishDeletionVectors), committed with the job's entries.
 func (x *executor) run(ctx context.Context, job planner.Job) (*JobResult, error) {
 	if !x.dvTable {
-		return x.runBucket(ctx, job, nil)
+		return x.runBucket(ctx, job, nil, nil)
 	}
 	b := x.view.buckets[job.ID()]
 	if b == nil {
@@ -110,7 +110,14 @@ func (x *executor) run(ctx context.Context, job planner.Job) (*JobResult, error)
 	if err != nil {
 		return nil, err
 	}
-	res, err := x.runBucket(ctx, job, m)
+	// The readers apply the vectors the maintainer loaded (copies: the
+	// lookup's new deletions must not change what this job reads), so the
+	// bucket's index file is read once per job.
+	existing := map[string]scan.DeletionVector{}
+	for file, dv := range m.Loaded() {
+		existing[file] = dv
+	}
+	res, err := x.runBucket(ctx, job, m, existing)
 	if err != nil {
 		return nil, err
 	}
@@ -128,8 +135,9 @@ func (x *executor) run(ctx context.Context, job planner.Job) (*JobResult, error)
 // refused): the job's lookups report to it every row of a file above the
 // output level that the job's output supersedes, in key order, and
 // JobResult.Rewritten names the inputs whose deletion vectors go. Input
-// files are read with the bucket's existing deletion vectors applied.
-func (x *executor) runBucket(ctx context.Context, job planner.Job, dvs merge.DeletionSink) (res *JobResult, err error) {
+// files are read with the bucket's existing deletion vectors applied:
+// existing, or (nil) those read from the bucket's index files.
+func (x *executor) runBucket(ctx context.Context, job planner.Job, dvs merge.DeletionSink, existing map[string]scan.DeletionVector) (res *JobResult, err error) {
 	id := job.ID()
 	b := x.view.buckets[id]
 	res = &JobResult{Job: job}
@@ -145,8 +153,7 @@ func (x *executor) runBucket(ctx context.Context, job planner.Job, dvs merge.Del
 		}
 		return res, fmt.Errorf("table %s has no deletion vectors, yet a deletion-vector maintainer was given", x.t.FullName())
 	}
-	var existing map[string]scan.DeletionVector
-	if x.dvTable {
+	if x.dvTable && existing == nil {
 		if existing, err = scan.BucketDeletionVectors(ctx, x.t, b); err != nil {
 			return res, fmt.Errorf("deletion vectors of %s bucket %d: %w", x.t.FullName(), job.Bucket, err)
 		}

@@ -202,6 +202,19 @@ func (m *Maintainer) DeletionVectorOf(file string) *datafile.DeletionVector {
 	return nil
 }
 
+// Loaded returns a copy of every vector the maintainer holds, by data
+// file name: right after Load, the bucket's vectors as the snapshot has
+// them, for the job's readers (the copies do not see later deletions).
+func (m *Maintainer) Loaded() map[string]*datafile.DeletionVector {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]*datafile.DeletionVector, len(m.vectors))
+	for f, dv := range m.vectors {
+		out[f] = dv.Clone()
+	}
+	return out
+}
+
 // Cardinalities maps each data file with a vector to its deleted rows.
 func (m *Maintainer) Cardinalities() map[string]int64 {
 	m.mu.Lock()
