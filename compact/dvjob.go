@@ -21,18 +21,9 @@ import (
 // the snapshot the job was planned on; the job's rewrites must read their
 // inputs with m's vectors applied (m.DeletionVectorOf).
 func (r *JobResult) FinishDeletionVectors(ctx context.Context, m *deletionvector.Maintainer) error {
-	kept := map[string]bool{}
-	for i := range r.Entries {
-		if r.Entries[i].Kind == manifest.FileKindAdd {
-			kept[r.Entries[i].File.FileName] = true
-		}
-	}
-	for i := range r.Entries {
-		e := &r.Entries[i]
-		if e.Kind == manifest.FileKindDelete && !kept[e.File.FileName] {
-			if err := m.RemoveDeletionVectorOf(e.File.FileName); err != nil {
-				return err
-			}
+	for _, f := range r.Rewritten() {
+		if err := m.RemoveDeletionVectorOf(f); err != nil {
+			return err
 		}
 	}
 	ch, path, err := m.Write(ctx)
@@ -41,4 +32,24 @@ func (r *JobResult) FinishDeletionVectors(ctx context.Context, m *deletionvector
 	}
 	r.AddIndexChange(ch, path)
 	return nil
+}
+
+// Rewritten names the input files the job rewrote, in entry order: the
+// DELETE entries no ADD of the same file brings back (an upgrade is a
+// DELETE and an ADD of one file). Their deletion vectors go with them
+// (Java's notifyRewriteCompactBefore); upgraded files keep theirs.
+func (r *JobResult) Rewritten() []string {
+	kept := map[string]bool{}
+	for i := range r.Entries {
+		if r.Entries[i].Kind == manifest.FileKindAdd {
+			kept[r.Entries[i].File.FileName] = true
+		}
+	}
+	var out []string
+	for i := range r.Entries {
+		if e := &r.Entries[i]; e.Kind == manifest.FileKindDelete && !kept[e.File.FileName] {
+			out = append(out, e.File.FileName)
+		}
+	}
+	return out
 }

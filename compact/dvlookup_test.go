@@ -288,8 +288,8 @@ func TestDeletionVectorLookupCompaction(t *testing.T) {
 				if c.rewrote != nil {
 					rewrote = c.rewrote(fx)
 				}
-				if !slices.Equal(res.Rewritten, rewrote) {
-					t.Errorf("rewritten %v, want %v", res.Rewritten, rewrote)
+				if !slices.Equal(res.Rewritten(), rewrote) {
+					t.Errorf("rewritten %v, want %v", res.Rewritten(), rewrote)
 				}
 				if job.Steps[0].Kind == planner.StepUpgrade {
 					if len(res.Written) != 0 || len(res.Entries) != 2 || res.Entries[1].File.FileName != fx.l0a || res.Entries[1].File.Level != 2 {
@@ -425,7 +425,7 @@ func TestDeletionVectorCompactionLeavesOneLiveRowPerKey(t *testing.T) {
 				// plus the reported ones.
 				marked := map[string]map[int64]bool{}
 				for f, ps := range deleted {
-					if slices.Contains(res.Rewritten, f) {
+					if slices.Contains(res.Rewritten(), f) {
 						continue
 					}
 					for _, p := range ps {

@@ -33,11 +33,6 @@ type JobResult struct {
 	BytesOut int64
 	FilesIn  int
 	FilesOut int
-	// Rewritten are the input files the job rewrote: a deletion vector
-	// any of them has is dropped with it (Java's
-	// notifyRewriteCompactBefore). Upgraded files are not listed; they
-	// keep theirs.
-	Rewritten []string
 
 	// IndexChanges are the job's index changes (the bucket's new
 	// deletion-vector index file: deletionvector.Maintainer.Write, recorded
@@ -240,7 +235,6 @@ func (x *executor) runBucket(ctx context.Context, job planner.Job, dvs merge.Del
 				res.FilesIn++
 				res.RowsIn += e.File.RowCount
 				res.BytesIn += e.File.FileSize
-				res.Rewritten = append(res.Rewritten, e.File.FileName)
 			}
 			for _, o := range outs {
 				adds = append(adds, manifest.Entry{Kind: manifest.FileKindAdd, Partition: b.Partition,
