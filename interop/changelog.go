@@ -87,6 +87,8 @@ type StreamTarget struct {
 	Warehouse string            `json:"warehouse"`
 	Table     string            `json:"table"`
 	Options   map[string]string `json:"options,omitempty"` // dynamic options, e.g. scan.mode
+	// Until, if positive, stops the reader once it has consumed that snapshot (as Stream.Until).
+	Until int64 `json:"until,omitempty"`
 }
 
 // Stream is a running Java process with one StreamTableScan per target (verb stream): each

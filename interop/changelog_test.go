@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/compactd/compactd/fixtures"
@@ -259,5 +260,52 @@ func checkKeyOrder(t *testing.T, what string, rows []Row) {
 			}
 		}
 		last[k] = r
+	}
+}
+
+// TestStreamVerbStopsAtUntilAndFailsWithoutOne: a reader given "until" in its target stops once
+// its checkpoint passes it (here at once: its latest-full first plan already covers the
+// snapshot, and returns the compacted rows as +I); a reader never told where to stop fails the
+// verb when stdin closes, rather than returning whatever it had read.
+func TestStreamVerbStopsAtUntilAndFailsWithoutOne(t *testing.T) {
+	ctx := context.Background()
+	j := Java(t)
+	wh := filepath.Join(t.TempDir(), "wh")
+	var rows []map[string]any
+	for k := range 10 {
+		rows = append(rows, map[string]any{"k": k, "v": fmt.Sprintf("a%d", k)})
+	}
+	spec := fixtures.Spec{
+		Columns:     []fixtures.Column{{Name: "k", Type: "BIGINT NOT NULL"}, {Name: "v", Type: "STRING"}},
+		PrimaryKeys: []string{"k"},
+		Bucket:      1,
+		Options:     map[string]string{"changelog-producer": "lookup", "write-only": "true"},
+	}
+	j.Create(wh, "db.t", spec, changelogScript(t, rows))
+	j.Compact(wh, "db.t", CompactOptions{Minor: true})
+
+	s, err := j.StartStream(ctx, []StreamTarget{{ID: "x", Warehouse: wh, Table: "db.t", Until: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got["x"]) != 10 {
+		t.Fatalf("reader x received %d rows, want the 10 compacted rows", len(got["x"]))
+	}
+	for _, r := range got["x"] {
+		if r[KindField] != "+I" || r[PlanField] != int64(0) || r[SnapshotField] != int64(2) {
+			t.Fatalf("first-plan row %v, want +I of plan 0 at snapshot 2", r)
+		}
+	}
+
+	s, err = j.StartStream(ctx, []StreamTarget{{ID: "x", Warehouse: wh, Table: "db.t", Until: 2}, {ID: "y", Warehouse: wh, Table: "db.t"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Wait(); err == nil || !strings.Contains(err.Error(), "stdin closed before an until for target y") {
+		t.Fatalf("a reader without until: %v", err)
 	}
 }

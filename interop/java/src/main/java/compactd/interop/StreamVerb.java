@@ -33,7 +33,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>Flags: {@code --targets '[{"id":"a","warehouse":W,"table":"db.t","options":{...}},...]'}
  * (options are dynamic table options of that reader, e.g. {"scan.mode":"from-snapshot",
- * "scan.snapshot-id":"3"}; default: Paimon's default scan.mode, latest-full), {@code --poll-ms}
+ * "scan.snapshot-id":"3"}; default: Paimon's default scan.mode, latest-full; an optional
+ * "until":S is the same as the stdin line below), {@code --poll-ms}
  * (idle sleep between polling rounds, default 100) and {@code --timeout-ms} (whole run, default
  * 600000).
  *
@@ -109,6 +110,9 @@ final class StreamVerb {
                 t.rb = ft.newReadBuilder();
                 t.scan = t.rb.newStreamScan();
                 t.partType = ft.schema().logicalPartitionType();
+                if (n.has("until")) {
+                    untils.put(t.id, n.get("until").asLong());
+                }
                 targets.add(t);
             }
             // First plans: each reader's starting point, before anything else happens.
