@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -249,15 +250,21 @@ func TestChangelogProducersAgainstJava(t *testing.T) {
 	reqs = reqs[:0]
 	for _, c := range tables {
 		reqs = append(reqs, c.javaCompact(c.b),
+			interop.BatchRequest{Verb: "files", Flags: flags(c.a, "db.t")},
+			interop.BatchRequest{Verb: "files", Flags: flags(c.b, "db.t")},
 			interop.BatchRequest{Verb: "write", Flags: withOpt(flags(c.a, "db.t"), "rows", c.scripts[1])},
 			interop.BatchRequest{Verb: "write", Flags: withOpt(flags(c.b, "db.t"), "rows", c.scripts[1])})
 	}
 	res = batch(t, j, reqs)
+	// files (partition, bucket, level, rows) after each compactd round, A's then B's
+	roundFiles := make([][2][2][]string, len(tables))
 	for i, c := range tables {
-		c.roundB[0] = javaSnapshot(t, c.s.Name+": Java compaction round 1", res[3*i])
-		for k := 1; k < 3; k++ {
-			if res[3*i+k].Err != nil {
-				t.Fatalf("%s: Java write round 2: %v", c.s.Name, res[3*i+k].Err)
+		r := res[5*i : 5*(i+1)]
+		c.roundB[0] = javaSnapshot(t, c.s.Name+": Java compaction round 1", r[0])
+		roundFiles[i][0] = [2][]string{fileLevels(rowsOf(t, r[1])), fileLevels(rowsOf(t, r[2]))}
+		for k := 3; k < 5; k++ {
+			if r[k].Err != nil {
+				t.Fatalf("%s: Java write round 2: %v", c.s.Name, r[k].Err)
 			}
 		}
 	}
@@ -288,6 +295,8 @@ func TestChangelogProducersAgainstJava(t *testing.T) {
 	reqs = reqs[:0]
 	for _, c := range tables {
 		reqs = append(reqs, c.javaCompact(c.b),
+			interop.BatchRequest{Verb: "files", Flags: flags(c.a, "db.t")},
+			interop.BatchRequest{Verb: "files", Flags: flags(c.b, "db.t")},
 			interop.BatchRequest{Verb: "write", Flags: withOpt(flags(c.a, "db.t"), "rows", c.scripts[2])},
 			interop.BatchRequest{Verb: "write", Flags: withOpt(flags(c.b, "db.t"), "rows", c.scripts[2])},
 			c.javaCompact(c.a), c.javaCompact(c.b))
@@ -296,16 +305,17 @@ func TestChangelogProducersAgainstJava(t *testing.T) {
 	last := make([][2]int64, len(tables))
 	onTopFailed := make([]error, len(tables))
 	for i, c := range tables {
-		r := res[5*i : 5*(i+1)]
+		r := res[7*i : 7*(i+1)]
 		c.roundB[1] = javaSnapshot(t, c.s.Name+": Java compaction round 2", r[0])
-		for _, k := range []int{2, 4} {
+		roundFiles[i][1] = [2][]string{fileLevels(rowsOf(t, r[1])), fileLevels(rowsOf(t, r[2]))}
+		for _, k := range []int{4, 6} {
 			if r[k].Err != nil {
 				t.Fatalf("%s: Java step %d on the reference copy: %v", c.s.Name, k, r[k].Err)
 			}
 		}
-		for _, k := range []int{1, 3} {
+		for _, k := range []int{3, 5} {
 			if r[k].Err != nil && onTopFailed[i] == nil {
-				onTopFailed[i] = fmt.Errorf("Java %s on top of compactd's table: %w", reqs[5*i+k].Verb, r[k].Err)
+				onTopFailed[i] = fmt.Errorf("Java %s on top of compactd's table: %w", reqs[7*i+k].Verb, r[k].Err)
 			}
 		}
 		last[i] = [2]int64{latestSnapshotID(t, c.a), latestSnapshotID(t, c.b)}
@@ -391,6 +401,18 @@ func TestChangelogProducersAgainstJava(t *testing.T) {
 			if onTopFailed[i] != nil {
 				t.Error(onTopFailed[i])
 			}
+			for k, f := range roundFiles[i] {
+				if !equalStrings(f[0], f[1]) {
+					t.Errorf("files (partition/bucket/level/rows) after compactd's round %d:\n  %v\nafter Java's:\n  %v", k+1, f[0], f[1])
+				}
+			}
+			for k, id := range []int64{c.roundB[0], c.roundB[1], last[i][1]} {
+				what := []string{"compactd's round 1", "compactd's round 2", "Java's compaction on top of compactd's"}[k]
+				got, want := clSnapshotMeta(t, c.a, id), clSnapshotMeta(t, c.b, id)
+				if !equalStrings(got, want) {
+					t.Errorf("snapshot %d (%s): snapshot and changelog files\n  %v\nJava's\n  %v", id, what, got, want)
+				}
+			}
 			if got, want := fileLevels(rowsOf(t, r[8])), fileLevels(rowsOf(t, r[9])); !equalStrings(got, want) {
 				t.Errorf("files after Java's compaction on top of compactd's:\n  %v\non top of Java's:\n  %v", got, want)
 			}
@@ -433,6 +455,71 @@ func clEngine(s *fixtures.Scenario) string {
 		return "rowdedup"
 	}
 	return engineOf(s)
+}
+
+// clSnapshotMeta summarises what a compaction committed besides the data
+// files: the snapshot's kind and record counts (changelogRecordCount
+// included) and each changelog file's manifest entry (partition, bucket,
+// level, rows, file source, sequence range, keys, stats, name prefix and
+// extension, existence on disk); names differ between A and B, so they
+// are left out.
+func clSnapshotMeta(t *testing.T, wh string, id int64) []string {
+	t.Helper()
+	ctx := context.Background()
+	tb := openLocal(t, wh, "db.t")
+	s, err := tb.Snapshot(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := func(p *int64) string {
+		if p == nil {
+			return "null"
+		}
+		return fmt.Sprint(*p)
+	}
+	out := []string{fmt.Sprintf("snapshot %d %v total %d delta %d changelog %s hasChangelogManifest %v",
+		s.ID, s.CommitKind, s.TotalRecordCount, s.DeltaRecordCount, opt(s.ChangelogRecordCount), s.ChangelogManifestList != nil)}
+	metas, err := tb.ChangelogManifests(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := tb.ReadManifests(ctx, metas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, e := range entries {
+		f := e.File
+		path, err := tb.DataFilePath(&e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, statErr := os.Stat(path)
+		src := "null"
+		if f.FileSource != nil {
+			src = f.FileSource.String()
+		}
+		ext := filepath.Ext(f.FileName)
+		files = append(files, fmt.Sprintf("  %v part=%x bucket=%d/%d L%d rows=%d source=%s seq=%d..%d deleteRows=%s schema=%d minKey=%x maxKey=%x keyStats=%x/%x/%s valueStats=%x/%x/%s statsCols=%v changelog-prefix=%v ext=%s exists=%v",
+			e.Kind, e.Partition, e.Bucket, e.TotalBuckets, f.Level, f.RowCount, src, f.MinSequenceNumber, f.MaxSequenceNumber,
+			opt(f.DeleteRowCount), f.SchemaID, f.MinKey, f.MaxKey, f.KeyStats.MinValues, f.KeyStats.MaxValues, nullCounts(f.KeyStats.NullCounts),
+			f.ValueStats.MinValues, f.ValueStats.MaxValues, nullCounts(f.ValueStats.NullCounts), f.ValueStatsCols,
+			strings.HasPrefix(f.FileName, "changelog-"), ext, statErr == nil))
+	}
+	sort.Strings(files)
+	return append(out, files...)
+}
+
+func nullCounts(c []*int64) string {
+	var parts []string
+	for _, p := range c {
+		if p == nil {
+			parts = append(parts, "null")
+		} else {
+			parts = append(parts, fmt.Sprint(*p))
+		}
+	}
+	return "[" + strings.Join(parts, ",") + "]"
 }
 
 // pyChangelog compares pypaimon's changelog read with Java's, accepting
