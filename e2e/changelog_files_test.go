@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 

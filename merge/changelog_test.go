@@ -226,4 +226,3 @@ func mergeLeveled(t *testing.T, e *Engine, codec *datafile.KVCodec, runs []level
 	}
 	return got
 }
-
