@@ -19,6 +19,7 @@ import (
 	"github.com/compactd/compactd/fixtures"
 	"github.com/compactd/compactd/interop"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // The changelog proof of issue 15: Java Paimon's own compaction of a copy
@@ -44,7 +45,7 @@ import (
 // compaction, [r1, r2) before the second, [r2, n) Java's writes on top.
 func clRounds(n int) (r1, r2 int) { return n * 4 / 9, n * 7 / 9 }
 
-// changelogScenarios is the matrix: for lookup and full-compaction, partial-update
+// clScenarios is the matrix: for lookup and full-compaction, partial-update
 // with sequence groups (the three-stream wide table: writer-a/b/c each own
 // a sequence group, write-only) in all four layouts, deduplicate (deletes,
 // out-of-order sequence.field) and aggregation partitioned/4 buckets and
@@ -53,7 +54,7 @@ func clRounds(n int) (r1, r2 int) { return n * 4 / 9, n * 7 / 9 }
 // changelog-producer.row-deduplicate(-ignore-fields); and two tables with
 // changelog-producer=input (the wide table, deduplicate partitioned/4
 // buckets), whose changelog Java's writers write and compaction leaves be.
-func changelogScenarios(seed uint64) []*fixtures.Scenario {
+func clScenarios(seed uint64) []*fixtures.Scenario {
 	type layout struct {
 		part    bool
 		buckets int
@@ -196,7 +197,7 @@ func (c *clTable) compactd(ctx context.Context, round int) {
 }
 
 // TestChangelogProducersAgainstJava is the proof of issue 15 over
-// changelogScenarios (20 tables). Per table, A and B start as the same
+// clScenarios (20 tables). Per table, A and B start as the same
 // Java commits (round 1, write-only writers), then:
 //
 //  1. compactd compacts A, Java compacts B (same pick); Java writes round 2
@@ -227,7 +228,7 @@ func TestChangelogProducersAgainstJava(t *testing.T) {
 	root := t.TempDir()
 	var tables []*clTable
 	var reqs []interop.BatchRequest
-	for _, s := range changelogScenarios(15) {
+	for _, s := range clScenarios(15) {
 		c := &clTable{s: s, producer: s.Spec.Options["changelog-producer"],
 			a: filepath.Join(root, s.Name, "a"), b: filepath.Join(root, s.Name, "b")}
 		n := len(s.Commits)
@@ -366,8 +367,10 @@ func TestChangelogProducersAgainstJava(t *testing.T) {
 			interop.BatchRequest{Verb: "files", Flags: flags(c.a, "db.t")}, // 8
 			interop.BatchRequest{Verb: "files", Flags: flags(c.b, "db.t")}, // 9
 		)
-		pyReqs = append(pyReqs, readReq(c.a, "db.t"), interop.ChangelogRequest(c.a, "db.t", 0, last[i][0]),
-			interop.ChangelogRequest(c.b, "db.t", 0, last[i][1]))
+		pyReqs = append(pyReqs, readReq(c.a, "db.t", "snapshot", fmt.Sprint(max(c.roundA[0], 1))),
+			interop.ChangelogRequest(c.a, "db.t", 0, last[i][0]),
+			interop.ChangelogRequest(c.b, "db.t", 0, last[i][1]),
+			readReq(c.a, "db.t", "snapshot", fmt.Sprint(max(c.roundA[1], 1))))
 	}
 	res = batch(t, j, reqs)
 	phase("Java changelog and snapshot reads")
@@ -402,7 +405,7 @@ func TestChangelogProducersAgainstJava(t *testing.T) {
 			}
 			checkStreamIsChangelog(t, fb, ref, 1)
 			checkReplay(t, "Java's from-snapshot stream of Java's compactions", fb, rowsOf(t, r[7]), c.s)
-			pyChangelog(t, "pypaimon's streaming read of Java's changelog", ref, pyRes[3*i+2])
+			pyChangelog(t, "pypaimon's streaming read of Java's changelog", ref, pyRes[4*i+2])
 		})
 		t.Run(c.s.Name+"/compactd", func(t *testing.T) {
 			if c.failed != nil {
@@ -423,15 +426,26 @@ func TestChangelogProducersAgainstJava(t *testing.T) {
 					t.Errorf("files (partition/bucket/level/rows) after compactd's round %d:\n  %v\nafter Java's:\n  %v", k+1, f[0], f[1])
 				}
 			}
-			for k, id := range []int64{c.roundB[0], c.roundB[1], last[i][1]} {
-				what := []string{"compactd's round 1", "compactd's round 2", "Java's compaction on top of compactd's"}[k]
-				got, want := clSnapshotMeta(t, c.a, id), clSnapshotMeta(t, c.b, id)
-				if !equalStrings(got, want) {
-					t.Errorf("snapshot %d (%s): snapshot and changelog files\n  %v\nJava's\n  %v", id, what, got, want)
-				}
-			}
+			// Java's own pick on top of compactd's files depends on their
+			// sizes (UniversalCompaction's size ratio and amplification), and
+			// compactd's Parquet files are not byte for byte Java's: a few
+			// percent apart, which can tip Java's next pick to another output
+			// level (seen: L4 over compactd's L5 where Java's copy goes to L5).
+			// Rows and changelog must be equal regardless (checked above and
+			// below); the files of that last compaction are compared only when
+			// the pick was the same.
+			onTopSame := true
 			if got, want := fileLevels(rowsOf(t, r[8])), fileLevels(rowsOf(t, r[9])); !equalStrings(got, want) {
-				t.Errorf("files after Java's compaction on top of compactd's:\n  %v\non top of Java's:\n  %v", got, want)
+				onTopSame = false
+				t.Logf("Java's pick on top of compactd's files differs from its pick on its own: files\n  %v\nvs\n  %v\n(file sizes after compactd's rounds %v %v, after Java's %v %v)",
+					got, want, fileSizes(t, c.a, c.roundA[0]), fileSizes(t, c.a, c.roundA[1]), fileSizes(t, c.b, c.roundB[0]), fileSizes(t, c.b, c.roundB[1]))
+			}
+			for k, id := range []int64{c.roundB[0], c.roundB[1], last[i][1]} {
+				if k == 2 && !onTopSame {
+					continue
+				}
+				what := []string{"compactd's round 1", "compactd's round 2", "Java's compaction on top of compactd's"}[k]
+				clMetaCompare(t, fmt.Sprintf("snapshot %d (%s)", id, what), clSnapshotMeta(t, c.b, id), clSnapshotMeta(t, c.a, id))
 			}
 			a, b := streamed[fmt.Sprint("a", i)], streamed[fmt.Sprint("b", i)]
 			if stream.Next[fmt.Sprint("a", i)] != stream.Next[fmt.Sprint("b", i)] {
@@ -443,8 +457,13 @@ func TestChangelogProducersAgainstJava(t *testing.T) {
 			fa, fb := streamed[fmt.Sprint("fa", i)], streamed[fmt.Sprint("fb", i)]
 			clCompare(t, "from-snapshot streaming reader", fb, fa)
 			checkReplay(t, "Java's from-snapshot stream of compactd's compactions", fa, rowsOf(t, r[6]), c.s)
-			checkPy(t, "pypaimon read of compactd's table", canon(t, rowsOf(t, r[7])), pyRes[3*i], c.s)
-			pyChangelog(t, "pypaimon's streaming read of compactd's changelog", ref, pyRes[3*i+1])
+			// pypaimon reads what compactd's compactions left (its final
+			// state is Java's work; pypaimon 2.1.0 misreads aggregation tables
+			// whose keys sit at two levels above 0, e.g. L4 over L5, on
+			// all-Java tables too).
+			checkPy(t, "pypaimon read after compactd's round 1", canon(t, rowsOf(t, r[3])), pyRes[4*i], c.s)
+			checkPy(t, "pypaimon read after compactd's round 2", canon(t, rowsOf(t, r[5])), pyRes[4*i+3], c.s)
+			pyChangelog(t, "pypaimon's streaming read of compactd's changelog", ref, pyRes[4*i+1])
 		})
 	}
 	for kind, seen := range cover {
@@ -509,8 +528,23 @@ func clSnapshotMeta(t *testing.T, wh string, id int64) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The compaction's data files too (the delta manifest list: its ADDs and
+	// DELETEs), so a difference in stats shows whether it is the changelog
+	// writer's or every file's.
+	delta, err := manifest.ReadList(ctx, tb.FileIO(), tb.Paths().ManifestPath(s.DeltaManifestList))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := tb.ReadManifests(ctx, delta)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var files []string
-	for _, e := range entries {
+	for i, e := range append(entries, data...) {
+		what := "changelog"
+		if i >= len(entries) {
+			what = "data"
+		}
 		f := e.File
 		path, err := tb.DataFilePath(&e)
 		if err != nil {
@@ -522,14 +556,74 @@ func clSnapshotMeta(t *testing.T, wh string, id int64) []string {
 			src = f.FileSource.String()
 		}
 		ext := filepath.Ext(f.FileName)
-		files = append(files, fmt.Sprintf("  %v part=%x bucket=%d/%d L%d rows=%d source=%s seq=%d..%d deleteRows=%s schema=%d minKey=%x maxKey=%x keyStats=%x/%x/%s valueStats=%x/%x/%s statsCols=%v changelog-prefix=%v ext=%s exists=%v",
-			e.Kind, e.Partition, e.Bucket, e.TotalBuckets, f.Level, f.RowCount, src, f.MinSequenceNumber, f.MaxSequenceNumber,
+		files = append(files, fmt.Sprintf("  %s %v part=%x bucket=%d/%d L%d rows=%d source=%s seq=%d..%d deleteRows=%s schema=%d minKey=%x maxKey=%x keyStats=%x/%x/%s valueStats=%x/%x/%s statsCols=%v prefix-ok=%v ext=%s exists=%v",
+			what, e.Kind, e.Partition, e.Bucket, e.TotalBuckets, f.Level, f.RowCount, src, f.MinSequenceNumber, f.MaxSequenceNumber,
 			opt(f.DeleteRowCount), f.SchemaID, f.MinKey, f.MaxKey, f.KeyStats.MinValues, f.KeyStats.MaxValues, nullCounts(f.KeyStats.NullCounts),
 			f.ValueStats.MinValues, f.ValueStats.MaxValues, nullCounts(f.ValueStats.NullCounts), f.ValueStatsCols,
-			strings.HasPrefix(f.FileName, "changelog-"), ext, statErr == nil))
+			strings.HasPrefix(f.FileName, "changelog-") == (what == "changelog"), ext, statErr == nil || e.Kind != manifest.FileKindAdd))
 	}
 	sort.Strings(files)
 	return append(out, files...)
+}
+
+// clMetaCompare reports, line by line (sorted), which fields of
+// clSnapshotMeta differ.
+func clMetaCompare(t *testing.T, what string, want, got []string) {
+	t.Helper()
+	if equalStrings(got, want) {
+		return
+	}
+	if len(got) != len(want) {
+		t.Errorf("%s: %d snapshot/file lines, Java's %d:\n  %v\nJava's\n  %v", what, len(got), len(want), got, want)
+		return
+	}
+	bad := 0
+	for i := range want {
+		if got[i] == want[i] {
+			continue
+		}
+		if bad++; bad > 3 {
+			continue
+		}
+		gf, wf := strings.Fields(got[i]), strings.Fields(want[i])
+		var diffs []string
+		for k := range min(len(gf), len(wf)) {
+			if gf[k] != wf[k] {
+				diffs = append(diffs, fmt.Sprintf("%.300s (Java's %.300s)", gf[k], wf[k]))
+			}
+		}
+		t.Errorf("%s: %.40s…: %s", what, want[i], strings.Join(diffs, "; "))
+	}
+	if bad > 3 {
+		t.Errorf("%s: %d of %d lines differ", what, bad, len(want))
+	}
+}
+
+// fileSizes lists "bucket/Llevel/size" of the data files a snapshot added.
+func fileSizes(t *testing.T, wh string, id int64) []string {
+	t.Helper()
+	ctx := context.Background()
+	tb := openLocal(t, wh, "db.t")
+	s, err := tb.Snapshot(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delta, err := manifest.ReadList(ctx, tb.FileIO(), tb.Paths().ManifestPath(s.DeltaManifestList))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := tb.ReadManifests(ctx, delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range data {
+		if e.Kind == manifest.FileKindAdd {
+			out = append(out, fmt.Sprintf("%d/L%d/%d", e.Bucket, e.File.Level, e.File.FileSize))
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func nullCounts(c []*int64) string {
@@ -796,4 +890,41 @@ func clCover(t *testing.T, seen map[string]int, changelog, readRound1 []interop.
 			}
 		}
 	}
+}
+
+// TestValueStatsOfBytesColumnsAreJavas is the smallest case of the one
+// difference TestChangelogProducersAgainstJava finds in compactd's files:
+// Java Paimon 1.4.2 records no min/max for BYTES (BINARY/VARBINARY)
+// columns in a Parquet file's value stats — its ParquetSimpleStatsExtractor
+// (toFieldStats) turns their footer statistics into min = max = null,
+// keeping the null count — while compactd's stats collector keeps a
+// (truncated) min and max. The same holds for every data and changelog file
+// compactd writes. One Java-written full-compaction table, compacted fully
+// by compactd (A) and by Java (B): the compaction's data and changelog
+// file entries must carry the same stats.
+func TestValueStatsOfBytesColumnsAreJavas(t *testing.T) {
+	ctx := context.Background()
+	j := interop.Java(t)
+	wh := filepath.Join(t.TempDir(), "a")
+	var rows []map[string]any
+	for k := range 50 {
+		rows = append(rows, map[string]any{"id": k, "b": "cGF5bG9hZA==", "v": fmt.Sprint("v", k), "_commit": k % 2})
+	}
+	spec := fixtures.Spec{
+		Columns:     []fixtures.Column{{Name: "id", Type: "BIGINT NOT NULL"}, {Name: "b", Type: "BYTES"}, {Name: "v", Type: "STRING"}},
+		PrimaryKeys: []string{"id"},
+		Bucket:      1,
+		Options:     map[string]string{"write-only": "true", "changelog-producer": "full-compaction"},
+	}
+	j.Create(wh, "db.t", spec, jsonl(t, rows))
+	ref := filepath.Join(t.TempDir(), "b")
+	copyDir(t, wh, ref)
+	sum, err := compact.Run(ctx, openLocal(t, wh, "db.t"), compact.Options{Full: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := j.Compact(ref, "db.t", interop.CompactOptions{}); got != sum.Snapshot {
+		t.Fatalf("compactd committed snapshot %d, Java %d", sum.Snapshot, got)
+	}
+	clMetaCompare(t, "the full compaction's files", clSnapshotMeta(t, ref, sum.Snapshot), clSnapshotMeta(t, wh, sum.Snapshot))
 }
