@@ -103,6 +103,21 @@ func changelogScenarios() []changelogScenario {
 			},
 		},
 		{
+			// One commit per round: the first compaction only upgrades each
+			// bucket's level-0 file to the top, which Java reads for its
+			// changelog (CHANGELOG_NO_REWRITE).
+			name:    "deduplicate one commit per round",
+			columns: pk(fixtures.Column{Name: "v", Type: "STRING"}),
+			options: map[string]string{},
+			rounds: func(round int) []map[string]any {
+				var rows []map[string]any
+				for i := range 150 {
+					rows = append(rows, map[string]any{"id": (i*11 + round*7) % 130, "v": fmt.Sprintf("v%d-%d", round, i%4), "_commit": 0})
+				}
+				return rows
+			},
+		},
+		{
 			// Unchanged values on update: row-deduplicate drops their -U/+U.
 			name:    "deduplicate row-deduplicate ignoring a field",
 			columns: pk(fixtures.Column{Name: "v", Type: "STRING"}, fixtures.Column{Name: "seen", Type: "BIGINT"}),
