@@ -253,6 +253,11 @@ func (r *BatchReader) emitMerged(kv table.KeyValue, ok bool) error {
 // its changelog from the key's top-level record to the merged one.
 func (r *BatchReader) mergeFullChangelogGroup() error {
 	full := r.opts.FullChangelog
+	if r.clog != nil {
+		if done, err := r.mergeFullChangelogColumns(); done || err != nil {
+			return err
+		}
+	}
 	kv, ok, err := r.mergeMaterialized()
 	if err != nil {
 		return err
@@ -264,8 +269,14 @@ func (r *BatchReader) mergeFullChangelogGroup() error {
 			break
 		}
 	}
-	if err := full.Changelog(top, kv, ok); err != nil {
-		return fmt.Errorf("merge key %v: changelog: %w", []any(r.group.recs[0].kv.Key), err)
+	var err2 error
+	if r.clog != nil {
+		err2 = r.clog.addChanges(r.codec, top, kv, ok)
+	} else {
+		err2 = full.Changelog(top, kv, ok)
+	}
+	if err2 != nil {
+		return fmt.Errorf("merge key %v: changelog: %w", []any(r.group.recs[0].kv.Key), err2)
 	}
 	return r.emitMerged(kv, ok)
 }

@@ -3,6 +3,7 @@ package merge
 import (
 	"context"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/compactd/compactd/table"
@@ -134,13 +135,25 @@ func TestFullChangelogMergeOnBothPaths(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, batch := range []bool{false, true} {
-				path := map[bool]string{false: "row path", true: "batch path"}[batch]
+			for _, path := range []string{"row path", "batch path", "batch path, changelog batches"} {
+				batch := path != "row path"
 				var cl []table.KeyValue
 				opts := e.ReaderOptions(true)
 				opts.FullChangelog = &FullChangelog{MaxLevel: 5, Changelog: func(before *table.KeyValue, after table.KeyValue, ok bool) error {
 					return Changes(before, after, ok, eq, func(kv table.KeyValue) error { cl = append(cl, kv); return nil })
 				}}
+				if strings.HasSuffix(path, "batches") {
+					opts.FullChangelog = &FullChangelog{MaxLevel: 5, Equal: eq, Batches: func(b *datafile.Batch) error {
+						for i := range b.N {
+							kv, err := codec.Record(b, i)
+							if err != nil {
+								return err
+							}
+							cl = append(cl, kv)
+						}
+						return nil
+					}}
+				}
 				got := mergeLeveled(t, e, codec, c.runs, opts, batch)
 				if fmtKVs(got) != c.want {
 					t.Errorf("%s: %s, want %s", path, fmtKVs(got), c.want)
