@@ -310,7 +310,7 @@ func (x *executor) mergeOf(job planner.Job, files []*manifest.Entry, dvs merge.D
 		lc.Higher = higher
 	}
 	if cl != nil {
-		lc.Changelog = cl.changes
+		lc.Changelog, lc.Equal, lc.Batches = cl.changes, x.equal, cl.writeBatch
 	}
 	m.LookupCompact = lc
 	return m, nil
@@ -434,7 +434,7 @@ func (x *executor) lookupPass(ctx context.Context, e *manifest.Entry, job planne
 			lc.Higher = higher
 		}
 		if cl != nil {
-			lc.Changelog = cl.changes
+			lc.Changelog, lc.Equal, lc.Batches = cl.changes, x.equal, cl.writeBatch
 		}
 		m = scan.Merge{DropDelete: true, LookupCompact: lc}
 	}

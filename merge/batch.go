@@ -98,8 +98,16 @@ func NewBatchReader(ctx context.Context, codec *datafile.KVCodec, runs []BatchRu
 	r := &BatchReader{ctx: ctx, codec: codec, opts: opts, size: max(size, 1),
 		out: pendingOut{mat: codec.NewBatch(), byteCols: codec.ByteCols()},
 		fn:  newBatchMerger(fn, opts)}
-	if opts.FullChangelog != nil && opts.FullChangelog.Batches != nil {
-		r.clog = newChangelogOut(codec, opts.FullChangelog, r.size)
+	switch {
+	case opts.FullChangelog != nil && opts.FullChangelog.Batches != nil:
+		r.clog = newChangelogOut(codec, opts.FullChangelog.Equal, opts.FullChangelog.Batches, r.size)
+	case opts.LookupCompact != nil && opts.LookupCompact.Batches != nil:
+		lc := *opts.LookupCompact
+		r.clog = newChangelogOut(codec, lc.Equal, lc.Batches, r.size)
+		lc.Changelog = func(before *table.KeyValue, after table.KeyValue, ok bool) error {
+			return r.clog.addChanges(codec, before, after, ok)
+		}
+		r.opts.LookupCompact = &lc
 	}
 	r.in.heap.ord = heapOrder{batch: true, keys: codec.Kinds()[:codec.KeyCols()]}
 	for i, src := range runs {

@@ -7,12 +7,13 @@ import (
 	"github.com/compactd/compactd/table/datafile"
 )
 
-// changelogOut is the batch reader's full-compaction changelog when
-// FullChangelog.Batches is set: changelog records leave as batches of the
-// codec's layout, in key order, instead of one table.KeyValue each. A lone
-// record new to the top level (most records of a first full compaction)
-// is copied column by column, like the merge output, with its row kind set
-// to +I; the changes of a merged key are materialized.
+// changelogOut is the batch reader's changelog when FullChangelog.Batches
+// or LookupCompact.Batches is set: changelog records leave as batches of
+// the codec's layout, in key order, instead of one table.KeyValue each. A
+// full compaction's lone record new to the top level (most records of a
+// first full compaction) is copied column by column, like the merge
+// output, with its row kind set to +I, and so are a pick's or a column
+// merge's changes; other changes are appended from their records.
 //
 // Invariants (as pendingOut's): take names rows of run batches, of mat
 // or of the output's mat, not yet copied into batch, valid until flush,
@@ -20,17 +21,18 @@ import (
 // at the end of NextInto), and before the output's own flush; kinds[i] is
 // the row kind take[i] gets (-1: its own).
 type changelogOut struct {
-	full  *FullChangelog
-	batch *datafile.Batch // filled up to the reader's size, then given to full.Batches
-	mat   *datafile.Batch
-	take  []datafile.Take
-	kinds []int8
-	kind  int // the batch column of the row kind
-	size  int
+	equal   func(a, b table.Row) bool
+	batches func(*datafile.Batch) error
+	batch   *datafile.Batch // filled up to the reader's size, then given to batches
+	mat     *datafile.Batch
+	take    []datafile.Take
+	kinds   []int8
+	kind    int // the batch column of the row kind
+	size    int
 }
 
-func newChangelogOut(codec *datafile.KVCodec, full *FullChangelog, size int) *changelogOut {
-	return &changelogOut{full: full, batch: codec.NewBatch(), mat: codec.NewBatch(), kind: codec.KindCol(), size: size}
+func newChangelogOut(codec *datafile.KVCodec, equal func(a, b table.Row) bool, batches func(*datafile.Batch) error, size int) *changelogOut {
+	return &changelogOut{equal: equal, batches: batches, batch: codec.NewBatch(), mat: codec.NewBatch(), kind: codec.KindCol(), size: size}
 }
 
 // addAs queues row i of b with row kind k.
@@ -41,7 +43,7 @@ func (o *changelogOut) addAs(b *datafile.Batch, i int, k table.RowKind) {
 
 // addChanges queues the changes of one merged key (Changes).
 func (o *changelogOut) addChanges(codec *datafile.KVCodec, before *table.KeyValue, after table.KeyValue, ok bool) error {
-	return Changes(before, after, ok, o.full.Equal, func(kv table.KeyValue) error {
+	return Changes(before, after, ok, o.equal, func(kv table.KeyValue) error {
 		if err := codec.Append(o.mat, kv); err != nil {
 			return err
 		}
@@ -86,7 +88,7 @@ func (o *changelogOut) emit() error {
 	if o.batch.N == 0 {
 		return nil
 	}
-	if err := o.full.Batches(o.batch); err != nil {
+	if err := o.batches(o.batch); err != nil {
 		return fmt.Errorf("changelog: %w", err)
 	}
 	o.batch.Reset()
