@@ -11,6 +11,7 @@
 #   BENCH_EXPIRE=1000:100000,10000:1000000   snapshots:files (set but empty: skip)
 #   BENCH_PLAN=100:100,1000:100              buckets:files-per-bucket (set but empty: skip)
 #   BENCH_DV=10000000                        base rows of the deletion-vector table (0: skip)
+#   BENCH_CHANGELOG=10000000                 base rows of the changelog-producer table (0: skip)
 #   BENCH_S3=1                               also compact on the loopback S3 server
 #   BENCH_S3_ROWS=1000000
 #   BENCH_JAVA_OPTS=                         JVM flags for Java's compaction
@@ -45,6 +46,7 @@ exec bin/compactd-bench run \
 	-expire "${BENCH_EXPIRE-1000:100000,10000:1000000}" \
 	-plan "${BENCH_PLAN-100:100,1000:100}" \
 	-dv-rows "${BENCH_DV:-10000000}" \
+	-changelog-rows "${BENCH_CHANGELOG:-10000000}" \
 	-java-opts "${BENCH_JAVA_OPTS:-}" \
 	"${s3_flag[@]}" \
 	-out "$out" \
