@@ -118,6 +118,22 @@ func setTableOptions(ctx context.Context, warehouse, name string, set map[string
 	return fileio.WriteFile(ctx, t.FileIO(), t.Paths().SchemaPath(s.ID), data)
 }
 
+// parseOptions reads "k=v,k2=v2" (an empty value removes the option).
+func parseOptions(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("option %q: want k=v", p)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
 // changelogFacts describes the changelog of the table's latest snapshot.
 type changelogFacts struct {
 	Files int
@@ -284,7 +300,7 @@ func (r *runner) changelogs(ctx context.Context) error {
 					// Measure the rest: a refusal of one tool is reported,
 					// and fails the run, but does not hide the other rows.
 					errs = append(errs, err)
-					r.printf("**FAILED:** %s\n\n", strings.ReplaceAll(err.Error(), "\n", " "))
+					r.printf("**FAILED:** %s with changelog-producer %s (the error is below)\n\n", tool, v.label)
 					continue
 				}
 				steps = append(steps, s)

@@ -193,3 +193,13 @@ func TestCheckClStepFailsLoudly(t *testing.T) {
 		})
 	}
 }
+
+func TestParseOptions(t *testing.T) {
+	got, err := parseOptions("changelog-producer=lookup, force-lookup=")
+	if err != nil || !reflect.DeepEqual(got, map[string]string{"changelog-producer": "lookup", "force-lookup": ""}) {
+		t.Errorf("parseOptions = %v, %v", got, err)
+	}
+	if _, err := parseOptions("lookup"); err == nil {
+		t.Error("an option without = parsed")
+	}
+}

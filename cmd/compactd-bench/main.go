@@ -6,6 +6,7 @@
 //
 //	compactd-bench gen    -warehouse W -table db.t -schema narrow|wide -rows N [-runs 8] [-dv]
 //	compactd-bench genupdates -warehouse W -table db.t -rows N -base-runs 8 [-runs 8] [-new-keys K]
+//	compactd-bench setoptions -warehouse W -table db.t -set k=v[,k=v...]
 //	compactd-bench floor  -warehouse W -table db.t
 //	compactd-bench genexpire -warehouse W -table db.t -snapshots S -files F
 //	compactd-bench genplan -warehouse W -table db.t -buckets B -files F
@@ -44,7 +45,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: compactd-bench gen|genupdates|floor|genexpire|genplan|plan|upload|run [flags]")
+		return errors.New("usage: compactd-bench gen|genupdates|setoptions|floor|genexpire|genplan|plan|upload|run [flags]")
 	}
 	verb, args := args[0], args[1:]
 	fl := flag.NewFlagSet(verb, flag.ContinueOnError)
@@ -107,6 +108,17 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		return out.Encode(map[string]any{"rows": n})
+	case "setoptions":
+		// The changelog benchmark's variants, for profiling one by hand.
+		set := fl.String("set", "", "k=v[,k=v...] to set in schema-0 (k= removes k)")
+		if err := fl.Parse(args); err != nil {
+			return err
+		}
+		opts, err := parseOptions(*set)
+		if err != nil {
+			return err
+		}
+		return setTableOptions(ctx, *warehouse, *name, opts)
 	case "floor":
 		if err := fl.Parse(args); err != nil {
 			return err
