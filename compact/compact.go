@@ -20,6 +20,7 @@ import (
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
 	"github.com/compactd/compactd/table/manifest"
+	"github.com/compactd/compactd/write"
 )
 
 // Options configure one compaction run of a table.
@@ -81,7 +82,11 @@ type Summary struct {
 	RowsOut   int64
 	BytesIn   int64
 	BytesOut  int64
-	Duration  time.Duration
+	// ChangelogFiles and ChangelogRows count the changelog the commit
+	// added (changelog-producer=lookup or full-compaction).
+	ChangelogFiles int
+	ChangelogRows  int64
+	Duration       time.Duration
 }
 
 // Supported reports why compactd refuses to compact a table, before
@@ -110,9 +115,8 @@ func Supported(t *table.Table, overrides map[string]string) error {
 			return err
 		}
 	}
-	switch o.ChangelogProducer {
-	case "lookup", "full-compaction":
-		return fmt.Errorf("table %s: not supported yet: changelog-producer=%s (compaction must produce changelog files for streaming readers)", t.FullName(), o.ChangelogProducer)
+	if err := changelogSupported(t, overrides); err != nil {
+		return err
 	}
 	if o.Bucket == -2 {
 		return fmt.Errorf("table %s: not supported yet: bucket=-2 (postponed buckets)", t.FullName())
@@ -133,6 +137,44 @@ func Supported(t *table.Table, overrides map[string]string) error {
 		s := t.Schema()
 		if err := merge.Validate(mergeOptions(s.EffectiveOptions(), overrides), s.Fields, s.PrimaryKeys, s.PartitionKeys...); err != nil {
 			return fmt.Errorf("table %s: %w", t.FullName(), err)
+		}
+	}
+	return nil
+}
+
+// changelogSupported refuses the changelog-producing tables compactd does
+// not compact: those Java's schema validation rejects (full-compaction
+// with deletion vectors or first-row), full-compaction with force-lookup
+// (Java then merges through LookupMergeFunction under the full-compaction
+// rewriter, which compactd does not reproduce), and changelog files in a
+// format other than Parquet.
+func changelogSupported(t *table.Table, overrides map[string]string) error {
+	opts := mergeOptions(t.Schema().EffectiveOptions(), overrides)
+	p := table.ChangelogProducer(strings.ToLower(strings.TrimSpace(opts[table.OptChangelogProducer])))
+	if p != table.ChangelogLookup && p != table.ChangelogFullCompaction {
+		return nil
+	}
+	if p == table.ChangelogFullCompaction {
+		if v := strings.ToLower(strings.TrimSpace(opts[table.OptDeletionVectorsEnabled])); v == "true" {
+			return fmt.Errorf("table %s: invalid: changelog-producer=full-compaction with deletion-vectors.enabled=true (Java rejects this schema: deletion vectors allow only the none, input and lookup producers)", t.FullName())
+		}
+		if strings.ToLower(strings.TrimSpace(opts[merge.OptMergeEngine])) == merge.EngineFirstRow {
+			return fmt.Errorf("table %s: invalid: changelog-producer=full-compaction with merge-engine first-row (Java rejects this schema: first-row allows only the none and lookup producers)", t.FullName())
+		}
+		if v := strings.ToLower(strings.TrimSpace(opts["force-lookup"])); v == "true" {
+			return fmt.Errorf("table %s: not supported yet: changelog-producer=full-compaction with force-lookup=true", t.FullName())
+		}
+	}
+	if !t.HasPrimaryKey() {
+		return fmt.Errorf("table %s: invalid: changelog-producer=%s on a table without primary key (Java rejects this schema)", t.FullName(), p)
+	}
+	for level := 1; level < max(t.Options().NumLevels, 2); level++ {
+		co, err := write.ChangelogFileOptions(opts, level)
+		if err != nil {
+			return fmt.Errorf("table %s: not supported: %w", t.FullName(), err)
+		}
+		if f := co[table.OptFileFormat]; !isParquet(f) {
+			return fmt.Errorf("table %s: not supported: changelog files of level %d would be %s (changelog-file.format, file.format.per.level): compactd writes Parquet only", t.FullName(), level, f)
 		}
 	}
 	return nil
@@ -341,6 +383,8 @@ func Run(ctx context.Context, t *table.Table, o Options) (*Summary, error) {
 				sum.RowsOut += r.RowsOut
 				sum.BytesIn += r.BytesIn
 				sum.BytesOut += r.BytesOut
+				sum.ChangelogFiles += len(r.Changelog)
+				sum.ChangelogRows += r.ChangelogRows
 			}
 		}
 		if len(kept) == len(results) || round+1 >= o.MaxRebases {
@@ -393,6 +437,14 @@ func newExecutor(ctx context.Context, t *table.Table, v *TableView, o Options, n
 			return nil, err
 		}
 		x.lookupTable, x.dvTable = popts.NeedLookup(), popts.DeletionVectors
+		switch p := table.ChangelogProducer(popts.ChangelogProducer); p {
+		case table.ChangelogLookup, table.ChangelogFullCompaction:
+			x.changelog = p
+			x.maxLevel = popts.NumLevels - 1
+			if x.equal, err = merge.ChangelogEqualiser(mergeOptions(s.EffectiveOptions(), o.Overrides), s.Fields); err != nil {
+				return nil, fmt.Errorf("table %s: %w", t.FullName(), err)
+			}
+		}
 		if !o.RowPath {
 			codec, err := scan.BatchCodec(eng, x.read)
 			if err != nil {
@@ -478,18 +530,19 @@ func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.J
 func commitResults(ctx context.Context, t *table.Table, results []*JobResult, o Options) (*table.Snapshot, []*JobResult, error) {
 	kept := results
 	for attempt := 0; ; attempt++ {
-		var entries []manifest.Entry
+		var entries, changelog []manifest.Entry
 		var index []table.IndexChange
 		for _, r := range kept {
 			entries = append(entries, r.Entries...)
 			index = append(index, r.IndexChanges...)
+			changelog = append(changelog, r.Changelog...)
 		}
-		if len(entries) == 0 && len(index) == 0 {
+		if len(entries) == 0 && len(index) == 0 && len(changelog) == 0 {
 			return nil, nil, nil
 		}
 		res, err := t.Commit(ctx, table.CommitRequest{
 			Kind: table.CommitCompact, CommitUser: o.CommitUser, CommitIdentifier: table.BatchCommitIdentifier,
-			Entries: entries, IndexChanges: index,
+			Entries: entries, IndexChanges: index, Changelog: changelog,
 		})
 		if err == nil {
 			return res.Snapshot, kept, nil

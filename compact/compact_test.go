@@ -333,8 +333,11 @@ func TestUnsupportedTablesAreRefusedBeforeAnyWrite(t *testing.T) {
 	for _, tc := range []struct{ opts, overrides map[string]string }{
 		{map[string]string{"deletion-vectors.enabled": "true", "merge-engine": "first-row"}, nil},
 		{map[string]string{"deletion-vectors.enabled": "true", "pk-clustering-override": "true"}, nil},
-		{map[string]string{"deletion-vectors.enabled": "true", "changelog-producer": "lookup"}, nil},
-		{map[string]string{"changelog-producer": "lookup"}, nil},
+		// Java rejects these schemas; compactd refuses the last two.
+		{map[string]string{"deletion-vectors.enabled": "true", "changelog-producer": "full-compaction"}, nil},
+		{map[string]string{"merge-engine": "first-row", "changelog-producer": "full-compaction"}, nil},
+		{map[string]string{"force-lookup": "true", "changelog-producer": "full-compaction"}, nil},
+		{map[string]string{"changelog-producer": "lookup", "changelog-file.format": "avro"}, nil},
 		{map[string]string{"merge-engine": "aggregation"}, map[string]string{"fields.a.aggregate-function": "no_such_function"}},
 	} {
 		tb := newTable(t, tc.opts)

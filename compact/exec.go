@@ -34,6 +34,13 @@ type JobResult struct {
 	FilesIn  int
 	FilesOut int
 
+	// Changelog are the ADD entries of the changelog files the job wrote
+	// (changelog-producer=lookup or full-compaction), committed to the
+	// COMPACT snapshot's changelog manifest list; their paths are in
+	// Written too. ChangelogRows counts their records.
+	Changelog     []manifest.Entry
+	ChangelogRows int64
+
 	// IndexChanges are the job's index changes (the bucket's new
 	// deletion-vector index file: deletionvector.Maintainer.Write, recorded
 	// with AddIndexChange, which also adds the file to Written). They are
@@ -61,6 +68,13 @@ type executor struct {
 	// its merge function is wrapped in LookupMergeFunction. dvTable is
 	// deletion-vectors.enabled.
 	lookupTable, dvTable bool
+	// changelog is the changelog the table's compactions produce
+	// (table.ChangelogLookup, table.ChangelogFullCompaction; "" for none),
+	// maxLevel the level full compactions write (num-levels - 1), and
+	// equal the changelog's value equaliser (row-deduplicate; nil: off).
+	changelog table.ChangelogProducer
+	maxLevel  int
+	equal     func(a, b table.Row) bool
 }
 
 func (x *executor) schemaOf(ctx context.Context, id int64) (datafile.Schema, error) {
@@ -188,14 +202,8 @@ func (x *executor) runBucket(ctx context.Context, job planner.Job, dvs merge.Del
 			if err != nil {
 				return res, err
 			}
-			if dvs != nil && e.File.Level == 0 && job.OutputLevel > 0 {
-				// Java's CHANGELOG_NO_REWRITE upgrade: the file is read
-				// through the lookup merge, so that rows it supersedes
-				// above the output level are marked deleted, and only
-				// relabelled.
-				if err := x.lookupPass(ctx, e, job, dvs, existing, lookupOf); err != nil {
-					return res, err
-				}
+			if err := x.upgradePass(ctx, b, e, job, dvs, existing, lookupOf, res); err != nil {
+				return res, err
 			}
 			up := *e
 			up.Kind = manifest.FileKindAdd
@@ -217,7 +225,11 @@ func (x *executor) runBucket(ctx context.Context, job planner.Job, dvs merge.Del
 					}
 				}
 			}
-			m, err := x.mergeOf(job, files, dvs, lookupOf)
+			var cl *changelogWriter
+			if x.rewriteChangelog(job, files) {
+				cl = x.newChangelogWriter(ctx, b, job.OutputLevel)
+			}
+			m, err := x.mergeOf(job, files, dvs, lookupOf, cl)
 			if err != nil {
 				return res, err
 			}
@@ -225,7 +237,11 @@ func (x *executor) runBucket(ctx context.Context, job planner.Job, dvs merge.Del
 			for _, o := range outs {
 				res.Written = append(res.Written, o.path)
 			}
+			if err == nil {
+				err = cl.finish(res)
+			}
 			if err != nil {
+				cl.abort()
 				return res, err
 			}
 			for _, e := range files {
@@ -256,8 +272,17 @@ func (x *executor) runBucket(ctx context.Context, job planner.Job, dvs merge.Del
 // the others through LookupChangelogMergeFunctionWrapper); other rewrites
 // of lookup tables but first-row merge through LookupMergeFunction with
 // the reducer; the rest plainly.
-func (x *executor) mergeOf(job planner.Job, files []*manifest.Entry, dvs merge.DeletionSink, lookupOf func() (*lookup.Levels, error)) (scan.Merge, error) {
+//
+// cl, when set, receives the step's changelog: the full-compaction
+// changelog (FullChangelogMergeTreeCompactRewriter), or the lookup
+// compaction's (LookupChangelogMergeFunctionWrapper.setChangelog,
+// FirstRowMergeFunctionWrapper).
+func (x *executor) mergeOf(job planner.Job, files []*manifest.Entry, dvs merge.DeletionSink, lookupOf func() (*lookup.Levels, error), cl *changelogWriter) (scan.Merge, error) {
 	m := scan.Merge{DropDelete: job.DropDelete}
+	if cl != nil && x.changelog == table.ChangelogFullCompaction {
+		m.FullChangelog = &merge.FullChangelog{MaxLevel: x.maxLevel, Changelog: cl.changes}
+		return m, nil
+	}
 	if x.eng == nil || !x.lookupTable {
 		return m, nil
 	}
@@ -275,14 +300,75 @@ func (x *executor) mergeOf(job planner.Job, files []*manifest.Entry, dvs merge.D
 		if higher.Levels() > 0 {
 			m.Higher = higher
 		}
+		if cl != nil {
+			m.FirstRowChangelog = cl.write
+		}
 		return m, nil
 	}
 	lc := &merge.LookupCompact{Deletions: dvs, Values: x.lookupValues()}
 	if higher.Levels() > 0 {
 		lc.Higher = higher
 	}
+	if cl != nil {
+		lc.Changelog = cl.changes
+	}
 	m.LookupCompact = lc
 	return m, nil
+}
+
+// rewriteChangelog is ChangelogMergeTreeRewriter.rewriteChangelog: a
+// full-compaction changelog table's rewrite to the top level, or a lookup
+// changelog table's lookup compaction.
+func (x *executor) rewriteChangelog(job planner.Job, files []*manifest.Entry) bool {
+	switch x.changelog {
+	case table.ChangelogFullCompaction:
+		return job.OutputLevel == x.maxLevel
+	case table.ChangelogLookup:
+		return lookupCompaction(job, files)
+	}
+	return false
+}
+
+// upgradePass reads a file that the job moves to its output level without
+// rewriting it, when Java's upgrade strategy reads it (CHANGELOG_NO_REWRITE):
+// a full-compaction changelog table's upgrade to the top level gives the
+// file's records as +I; a level-0 file of a lookup changelog or
+// deletion-vector table goes through the lookup compaction, for its
+// changelog and for the rows it supersedes above the output level, which
+// are marked deleted. Nothing is written but changelog files.
+func (x *executor) upgradePass(ctx context.Context, b *table.BucketFiles, e *manifest.Entry, job planner.Job, dvs merge.DeletionSink, existing map[string]scan.DeletionVector, lookupOf func() (*lookup.Levels, error), res *JobResult) error {
+	var cl *changelogWriter
+	switch x.changelog {
+	case table.ChangelogFullCompaction:
+		if job.OutputLevel != x.maxLevel || int(e.File.Level) == x.maxLevel {
+			return nil
+		}
+		cl = x.newChangelogWriter(ctx, b, job.OutputLevel)
+		m := scan.Merge{FullChangelog: &merge.FullChangelog{MaxLevel: x.maxLevel, Changelog: cl.changes}}
+		err := x.readPass(ctx, e, m, existing)
+		if err == nil {
+			err = cl.finish(res)
+		}
+		if err != nil {
+			cl.abort()
+		}
+		return err
+	case table.ChangelogLookup:
+		if e.File.Level == 0 && job.OutputLevel > 0 {
+			cl = x.newChangelogWriter(ctx, b, job.OutputLevel)
+		}
+	}
+	if e.File.Level != 0 || job.OutputLevel == 0 || (dvs == nil && cl == nil) {
+		return nil
+	}
+	err := x.lookupPass(ctx, e, job, dvs, existing, lookupOf, cl)
+	if err == nil {
+		err = cl.finish(res)
+	}
+	if err != nil {
+		cl.abort()
+	}
+	return err
 }
 
 // lookupCompaction is ChangelogMergeTreeRewriter.rewriteLookupChangelog: a
@@ -308,28 +394,124 @@ func (x *executor) lookupValues() bool {
 	case x.eng.Name() == merge.EngineFirstRow:
 		return false
 	case x.dvTable:
-		return x.eng.LookupPersistsValues(false)
+		return x.eng.LookupPersistsValues(x.changelog == table.ChangelogLookup)
 	}
 	return true
 }
 
 // lookupPass reads one level-0 file that is upgraded without a rewrite
-// through the lookup compaction, for the deletions its lookups report
-// (Java reads it with forceDropDelete and writes nothing).
-func (x *executor) lookupPass(ctx context.Context, e *manifest.Entry, job planner.Job, dvs merge.DeletionSink, existing map[string]scan.DeletionVector, lookupOf func() (*lookup.Levels, error)) error {
+// through the lookup compaction, for the deletions its lookups report and
+// (cl set) its changelog; Java reads it with forceDropDelete and writes no
+// data file.
+func (x *executor) lookupPass(ctx context.Context, e *manifest.Entry, job planner.Job, dvs merge.DeletionSink, existing map[string]scan.DeletionVector, lookupOf func() (*lookup.Levels, error), cl *changelogWriter) error {
 	higher, err := lookupOf()
 	if err != nil {
 		return err
 	}
-	if higher.Levels() == 0 {
+	if higher.Levels() == 0 && cl == nil {
 		return nil // nothing above the output level: no lookup can hit
 	}
-	m := scan.Merge{DropDelete: true, LookupCompact: &merge.LookupCompact{Higher: higher, Deletions: dvs, Values: x.lookupValues()}}
+	var m scan.Merge
+	if x.eng.Name() == merge.EngineFirstRow {
+		// First-row tables have no deletion vectors: only the changelog
+		// of the keys new to the bucket is read.
+		m = scan.Merge{DropDelete: true, FirstRow: true}
+		if higher.Levels() > 0 {
+			m.Higher = higher
+		}
+		if cl != nil {
+			m.FirstRowChangelog = cl.write
+		}
+	} else {
+		lc := &merge.LookupCompact{Deletions: dvs, Values: x.lookupValues()}
+		if higher.Levels() > 0 {
+			lc.Higher = higher
+		}
+		if cl != nil {
+			lc.Changelog = cl.changes
+		}
+		m = scan.Merge{DropDelete: true, LookupCompact: lc}
+	}
+	return x.readPass(ctx, e, m, existing)
+}
+
+// readPass merges one file as m says and discards the merged records: the
+// merge's hooks (changelog, deletions) are what it is read for.
+func (x *executor) readPass(ctx context.Context, e *manifest.Entry, m scan.Merge, existing map[string]scan.DeletionVector) error {
 	files := []*manifest.Entry{e}
 	if x.codec != nil {
 		return x.mergeBatches(ctx, files, m, x.codec, existing, func(*datafile.Batch) error { return nil })
 	}
 	return x.mergeRecords(ctx, files, m, existing, func(table.KeyValue) error { return nil })
+}
+
+// changelogWriter writes the changelog of one rewrite or upgrade of a job
+// into changelog files of the output level (Java opens one rolling
+// changelog writer per rewrite). Its first record opens the first file.
+// Records come from the merge, in key order; on the batch path on the
+// merge's goroutine, which is the only one touching the writer until the
+// step's merge returned. A nil writer takes no records and finishes with
+// nothing.
+type changelogWriter struct {
+	x      *executor
+	ctx    context.Context
+	bucket *table.BucketFiles
+	level  int
+	r      *write.Roller
+	rows   int64
+}
+
+func (x *executor) newChangelogWriter(ctx context.Context, b *table.BucketFiles, level int) *changelogWriter {
+	return &changelogWriter{x: x, ctx: ctx, bucket: b, level: level}
+}
+
+// write appends one changelog record, row kind included.
+func (c *changelogWriter) write(kv table.KeyValue) error {
+	if c.r == nil {
+		r, err := write.NewChangelogRoller(c.ctx, c.x.t, c.bucket.Partition, c.bucket.Bucket, int32(c.level))
+		if err != nil {
+			return err
+		}
+		if c.x.targetSize > 0 {
+			r.SetTargetSize(c.x.targetSize)
+		}
+		c.r = r
+	}
+	c.rows++
+	return c.r.Write(kv)
+}
+
+// changes appends the changelog of one key from before to after
+// (merge.Changes with the table's row-deduplicate equaliser).
+func (c *changelogWriter) changes(before *table.KeyValue, after table.KeyValue, ok bool) error {
+	return merge.Changes(before, after, ok, c.x.equal, c.write)
+}
+
+// finish closes the changelog files and adds them to res.
+func (c *changelogWriter) finish(res *JobResult) error {
+	if c == nil || c.r == nil {
+		return nil
+	}
+	metas, err := c.r.Close()
+	res.Written = append(res.Written, c.r.Written()...)
+	c.r = nil
+	if err != nil {
+		return err
+	}
+	for _, m := range metas {
+		res.Changelog = append(res.Changelog, manifest.Entry{Kind: manifest.FileKindAdd, Partition: c.bucket.Partition,
+			Bucket: c.bucket.Bucket, TotalBuckets: c.bucket.TotalBuckets, File: m})
+		res.ChangelogRows += m.RowCount
+	}
+	return nil
+}
+
+// abort deletes the changelog files written so far (nil: nothing).
+func (c *changelogWriter) abort() {
+	if c != nil && c.r != nil {
+		c.r.Abort()
+		c.r = nil
+	}
 }
 
 type output struct {

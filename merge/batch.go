@@ -241,14 +241,27 @@ func (r *BatchReader) mergeOneKey() error {
 	}
 	if len(g.cursors) == 1 && !r.opts.NoReducer {
 		c := top
+		if full := r.opts.FullChangelog; full != nil && c.level != full.MaxLevel {
+			// A lone record below the top level is new there: +I.
+			kv, err := r.codec.Record(c.b, c.i)
+			if err != nil {
+				return fmt.Errorf("read sorted run %d: %w", c.run, err)
+			}
+			if err := full.Changelog(nil, kv, true); err != nil {
+				return fmt.Errorf("merge key %v: changelog: %w", []any(kv.Key), err)
+			}
+		}
 		if !(r.opts.DropDelete && r.isRetract(c)) {
 			r.out.add(c.b, c.i)
 		}
 		return r.step(c)
 	}
 	merge := r.mergeGroup
-	if r.opts.Lookup {
+	switch {
+	case r.opts.Lookup:
 		merge = r.mergeLookupGroup
+	case r.opts.FullChangelog != nil:
+		merge = r.mergeFullChangelogGroup
 	}
 	if err := merge(); err != nil {
 		return err

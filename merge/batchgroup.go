@@ -182,8 +182,9 @@ func (r *BatchReader) mergeGroup() error {
 		if err != nil {
 			return r.keyErr(g[0], err)
 		}
-		if ok && r.opts.Higher != nil && r.opts.NoReducer {
-			if ok, err = r.notHigher(); err != nil {
+		if ok && r.firstRowCompaction() {
+			c := g[idx]
+			if ok, err = r.firstRowKeep(func() (table.KeyValue, error) { return r.codec.Record(c.b, c.i) }); err != nil {
 				return err
 			}
 		}
@@ -193,13 +194,29 @@ func (r *BatchReader) mergeGroup() error {
 		}
 		return nil
 	}
+	kv, ok, err := r.mergeMaterialized()
+	if err != nil {
+		return err
+	}
+	if ok && r.firstRowCompaction() {
+		if ok, err = r.firstRowKeep(func() (table.KeyValue, error) { return kv, nil }); err != nil {
+			return err
+		}
+	}
+	return r.emitMerged(kv, ok)
+}
+
+// mergeMaterialized materializes the group's records (grp.recs, in merge
+// order) and merges them through the merge function.
+func (r *BatchReader) mergeMaterialized() (table.KeyValue, bool, error) {
+	m, grp := &r.fn, &r.group
 	grp.recs = grp.recs[:0]
 	for _, c := range grp.cursors {
 		kv, err := r.codec.Record(c.b, c.i)
 		if err != nil {
-			return fmt.Errorf("read sorted run %d: %w", c.run, err)
+			return table.KeyValue{}, false, fmt.Errorf("read sorted run %d: %w", c.run, err)
 		}
-		grp.recs = append(grp.recs, groupRec{kv: kv, run: c.run})
+		grp.recs = append(grp.recs, groupRec{kv: kv, run: c.run, level: c.level})
 	}
 	seqCmp := r.opts.SeqCompare
 	slices.SortFunc(grp.recs, func(a, b groupRec) int {
@@ -208,18 +225,19 @@ func (r *BatchReader) mergeGroup() error {
 	m.fn.Reset()
 	for _, g := range grp.recs {
 		if err := m.fn.Add(g.kv); err != nil {
-			return fmt.Errorf("merge key %v: %w", []any(g.kv.Key), err)
+			return table.KeyValue{}, false, fmt.Errorf("merge key %v: %w", []any(g.kv.Key), err)
 		}
 	}
 	kv, ok, err := m.fn.Result()
 	if err != nil {
-		return fmt.Errorf("merge key %v: %w", []any(grp.recs[0].kv.Key), err)
+		return table.KeyValue{}, false, fmt.Errorf("merge key %v: %w", []any(grp.recs[0].kv.Key), err)
 	}
-	if ok && r.opts.Higher != nil && r.opts.NoReducer {
-		if ok, err = r.notHigher(); err != nil {
-			return err
-		}
-	}
+	return kv, ok, nil
+}
+
+// emitMerged queues a merged record (none when !ok, nor a dropped
+// retraction) for the output.
+func (r *BatchReader) emitMerged(kv table.KeyValue, ok bool) error {
 	if !ok || (r.opts.DropDelete && !kv.Kind.IsAdd()) {
 		return nil
 	}
@@ -230,29 +248,73 @@ func (r *BatchReader) mergeGroup() error {
 	return nil
 }
 
+// mergeFullChangelogGroup merges a key several runs hold as
+// FullChangelogMergeFunctionWrapper does: through the merge function, and
+// its changelog from the key's top-level record to the merged one.
+func (r *BatchReader) mergeFullChangelogGroup() error {
+	full := r.opts.FullChangelog
+	kv, ok, err := r.mergeMaterialized()
+	if err != nil {
+		return err
+	}
+	var top *table.KeyValue
+	for i := range r.group.recs {
+		if r.group.recs[i].level == full.MaxLevel {
+			top = &r.group.recs[i].kv
+			break
+		}
+	}
+	if err := full.Changelog(top, kv, ok); err != nil {
+		return fmt.Errorf("merge key %v: changelog: %w", []any(r.group.recs[0].kv.Key), err)
+	}
+	return r.emitMerged(kv, ok)
+}
+
 func (g groupRec) pos() seqPos {
 	return seqPos{value: g.kv.Value, seq: g.kv.Seq, add: g.kv.Kind.IsAdd(), run: g.run}
 }
 
-// notHigher is FirstRowMergeFunctionWrapper's test on the group: false when
-// none of the key's added records comes from a level above 0
-// (FirstRowMergeFunction.containsHighLevel) and opts.Higher holds the key.
-func (r *BatchReader) notHigher() (bool, error) {
+// firstRowCompaction reports whether the merge is the first-row
+// compaction with a lookup or a changelog (FirstRowMergeFunctionWrapper).
+func (r *BatchReader) firstRowCompaction() bool {
+	return r.opts.NoReducer && (r.opts.Higher != nil || r.opts.FirstRowChangelog != nil)
+}
+
+// firstRowKeep is FirstRowMergeFunctionWrapper's test on the group's
+// result: a key none of whose added records comes from a level above 0
+// (FirstRowMergeFunction.containsHighLevel) is dropped when opts.Higher
+// holds it, and is otherwise new: its record (result) goes to the
+// changelog.
+func (r *BatchReader) firstRowKeep(result func() (table.KeyValue, error)) (bool, error) {
 	for _, c := range r.group.cursors {
 		if c.level > 0 && !r.isRetract(c) {
 			return true, nil
 		}
 	}
 	c := r.group.cursors[0]
-	key, err := r.codec.KeyAt(c.b, c.i)
-	if err != nil {
-		return false, fmt.Errorf("read sorted run %d: %w", c.run, err)
+	if r.opts.Higher != nil {
+		key, err := r.codec.KeyAt(c.b, c.i)
+		if err != nil {
+			return false, fmt.Errorf("read sorted run %d: %w", c.run, err)
+		}
+		_, held, err := r.opts.Higher.Lookup(key)
+		if err != nil {
+			return false, fmt.Errorf("merge key %v: look up in higher levels: %w", []any(key), err)
+		}
+		if held {
+			return false, nil
+		}
 	}
-	_, held, err := r.opts.Higher.Lookup(key)
-	if err != nil {
-		return false, fmt.Errorf("merge key %v: look up in higher levels: %w", []any(key), err)
+	if r.opts.FirstRowChangelog != nil {
+		kv, err := result()
+		if err != nil {
+			return false, fmt.Errorf("read sorted run %d: %w", c.run, err)
+		}
+		if err := r.opts.FirstRowChangelog(kv); err != nil {
+			return false, fmt.Errorf("merge key %v: changelog: %w", []any(kv.Key), err)
+		}
 	}
-	return !held, nil
+	return true, nil
 }
 
 func (r *BatchReader) keyErr(c *cursor, err error) error {

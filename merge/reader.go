@@ -54,6 +54,16 @@ type Options struct {
 	// compaction of the other engines (see LookupCompact and
 	// Engine.LookupCompactOptions).
 	LookupCompact *LookupCompact
+	// FullChangelog, without Lookup and NoReducer, is Paimon's
+	// full-compaction changelog (see FullChangelog).
+	FullChangelog *FullChangelog
+	// FirstRowChangelog, with the first-row compaction (NoReducer, first-row
+	// engine; Higher may be nil when nothing is stored above the output), is
+	// Paimon's first-row lookup changelog (FirstRowMergeFunctionWrapper):
+	// it receives the merged record of every key that is new to the bucket,
+	// i.e. no added record of it comes from a level above 0 and Higher does
+	// not hold it. The record is the merge's: a hook keeping it must copy it.
+	FirstRowChangelog func(kv table.KeyValue) error
 }
 
 // Reader merges sorted runs into one stream with one record per key (or none,
@@ -167,11 +177,14 @@ func (r *Reader) next() (table.KeyValue, error) {
 func (r *Reader) mergeOneKey() (table.KeyValue, bool, error) {
 	var (
 		first       table.KeyValue
+		firstLevel  int
 		count       int
 		key         table.Row
 		initialized bool
 		high        bool // a record of the key comes from a level > 0
+		top         *table.KeyValue
 	)
+	full := r.opts.FullChangelog
 	r.group = r.group[:0]
 	for r.heap.len() > 0 {
 		c := r.heap.top()
@@ -192,6 +205,12 @@ func (r *Reader) mergeOneKey() (table.KeyValue, bool, error) {
 			key = kv.Key
 		}
 		count++
+		if full != nil && level == full.MaxLevel {
+			// FullChangelogMergeFunctionWrapper's topLevelKv: keys are
+			// unique within a level, so there is at most one.
+			t := kv
+			top = &t
+		}
 		// FirstRowMergeFunction.containsHighLevel: an added (not skipped)
 		// record from a level above 0.
 		high = high || (level > 0 && kv.Kind.IsAdd())
@@ -211,7 +230,7 @@ func (r *Reader) mergeOneKey() (table.KeyValue, bool, error) {
 		// Reducer wrapper: the merge function runs only from the second record on.
 		switch {
 		case count == 1:
-			first = kv
+			first, firstLevel = kv, level
 		case !initialized:
 			initialized = true
 			r.fn.Reset()
@@ -232,19 +251,37 @@ func (r *Reader) mergeOneKey() (table.KeyValue, bool, error) {
 		return r.lookupResult(key)
 	}
 	if !initialized && !r.opts.NoReducer {
+		// A lone record: unchanged, unless it is new at the top level.
+		if full != nil && firstLevel != full.MaxLevel {
+			if err := full.Changelog(nil, first, true); err != nil {
+				return table.KeyValue{}, false, r.keyErr(key, fmt.Errorf("changelog: %w", err))
+			}
+		}
 		return first, true, nil
 	}
 	kv, ok, err := r.fn.Result()
 	if err != nil {
 		return table.KeyValue{}, false, r.keyErr(key, err)
 	}
-	if ok && !high && r.opts.Higher != nil && r.opts.NoReducer {
-		_, held, err := r.opts.Higher.Lookup(kv.Key)
-		if err != nil {
-			return table.KeyValue{}, false, r.keyErr(key, fmt.Errorf("look up in higher levels: %w", err))
+	if full != nil {
+		if err := full.Changelog(top, kv, ok); err != nil {
+			return table.KeyValue{}, false, r.keyErr(key, fmt.Errorf("changelog: %w", err))
 		}
-		if held {
-			return table.KeyValue{}, false, nil
+	}
+	if ok && !high && r.opts.NoReducer && (r.opts.Higher != nil || r.opts.FirstRowChangelog != nil) {
+		if r.opts.Higher != nil {
+			_, held, err := r.opts.Higher.Lookup(kv.Key)
+			if err != nil {
+				return table.KeyValue{}, false, r.keyErr(key, fmt.Errorf("look up in higher levels: %w", err))
+			}
+			if held {
+				return table.KeyValue{}, false, nil
+			}
+		}
+		if r.opts.FirstRowChangelog != nil {
+			if err := r.opts.FirstRowChangelog(kv); err != nil {
+				return table.KeyValue{}, false, r.keyErr(key, fmt.Errorf("changelog: %w", err))
+			}
 		}
 	}
 	return kv, ok, nil

@@ -43,9 +43,28 @@ type Merge struct {
 	// (merge.Engine.LookupCompactOptions; first-row as FirstRow with
 	// LookupCompact.Higher). It excludes FirstRow, Higher and Lookup.
 	LookupCompact *merge.LookupCompact
+	// FullChangelog merges as Paimon's full-compaction changelog rewriter
+	// (merge.FullChangelog): the plain merge, with the changelog of every
+	// key from its top-level record to the merged one. It excludes the
+	// other options but DropDelete.
+	FullChangelog *merge.FullChangelog
+	// FirstRowChangelog, with FirstRow, receives the record of every key
+	// new to the bucket (merge.Options.FirstRowChangelog).
+	FirstRowChangelog func(table.KeyValue) error
 }
 
 func (m Merge) options(eng *merge.Engine) (merge.Options, error) {
+	if m.FirstRowChangelog != nil && !m.FirstRow {
+		return merge.Options{}, errors.New("a first-row changelog without the first-row compaction merge")
+	}
+	if m.FullChangelog != nil {
+		if m.FirstRow || m.Lookup || m.Higher != nil || m.LookupCompact != nil {
+			return merge.Options{}, errors.New("the full-compaction changelog merge excludes the first-row, lookup and higher-level options")
+		}
+		o := eng.ReaderOptions(m.DropDelete)
+		o.FullChangelog = m.FullChangelog
+		return o, nil
+	}
 	if m.LookupCompact != nil {
 		if m.FirstRow || m.Lookup || m.Higher != nil {
 			return merge.Options{}, errors.New("the lookup compaction merge excludes the first-row, lookup-read and higher-level options")
@@ -56,7 +75,9 @@ func (m Merge) options(eng *merge.Engine) (merge.Options, error) {
 		if m.Lookup {
 			return merge.Options{}, errors.New("first-row compaction and lookup reads do not combine")
 		}
-		return eng.FirstRowCompactOptions(m.DropDelete, m.Higher)
+		o, err := eng.FirstRowCompactOptions(m.DropDelete, m.Higher)
+		o.FirstRowChangelog = m.FirstRowChangelog
+		return o, err
 	}
 	if m.Lookup {
 		if m.Higher != nil {

@@ -216,9 +216,9 @@ func TestDaemonKeepsTablesCompactedExpiredAndCleanWhileAWriterCommits(t *testing
 	rng := rand.New(rand.NewPCG(7, 8))
 	a := newModel(t, createTable(t, wh, "a", nil))
 	b := newModel(t, createTable(t, wh, "b", nil))
-	// compactd refuses lookup-changelog tables (issue #15): this one must
-	// halt without holding the others back.
-	createTable(t, wh, "cl", map[string]string{"changelog-producer": "lookup"})
+	// compactd refuses tables Java rejects (full-compaction changelog with
+	// deletion vectors): this one must halt without holding the others back.
+	createTable(t, wh, "cl", map[string]string{"changelog-producer": "full-compaction", "deletion-vectors.enabled": "true"})
 	// A stale orphan in a bucket directory, old enough for cleanup.
 	orphanFile := filepath.Join(a.tb.Path(), "bucket-0", "data-00000000-0000-0000-0000-000000000000-0.parquet")
 	if err := os.MkdirAll(filepath.Dir(orphanFile), 0o755); err != nil {

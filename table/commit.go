@@ -57,6 +57,12 @@ type CommitRequest struct {
 	// names a data file live after the commit; without them the snapshot
 	// reuses the latest index manifest.
 	IndexChanges []IndexChange
+	// Changelog are the ADD entries of the changelog files the commit
+	// produced (a compaction's, changelog-producer=lookup or
+	// full-compaction). They go to a changelog manifest of their own,
+	// named by the snapshot's changelogManifestList, and are no part of
+	// the table's live files.
+	Changelog []manifest.Entry
 	// Check runs Java's conflict checks (always done for COMPACT).
 	Check bool
 	// Now is the commit time; zero means time.Now().
@@ -94,6 +100,11 @@ func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, e
 	check := req.Check || req.Kind == CommitCompact || req.Kind == CommitOverwrite || len(req.IndexChanges) > 0
 	if err := t.validateIndexChanges(req.IndexChanges); err != nil {
 		return nil, err
+	}
+	for i := range req.Changelog {
+		if req.Changelog[i].Kind != manifest.FileKindAdd {
+			return nil, fmt.Errorf("commit to %s: changelog file %s is not an ADD entry", t.FullName(), req.Changelog[i].File.FileName)
+		}
 	}
 	maxRetries := opts.CommitMaxRetries
 	if maxRetries <= 0 {
@@ -316,6 +327,20 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 		indexName = &name
 	}
 
+	var changelogName *string
+	var changelogSize, changelogRecords *int64
+	if len(req.Changelog) > 0 {
+		name, size, err := t.writeChangelogManifests(ctx, req.Changelog, partTypes, schema.ID, codec, &written)
+		if err != nil {
+			return nil, written, err
+		}
+		var rows int64
+		for i := range req.Changelog {
+			rows += req.Changelog[i].File.RowCount
+		}
+		changelogName, changelogSize, changelogRecords = &name, &size, &rows
+	}
+
 	deltaName := t.paths.NewManifestListName()
 	deltaSize, err := manifest.WriteList(ctx, t.fio, t.paths.ManifestPath(deltaName), delta, codec)
 	if err != nil {
@@ -365,6 +390,10 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 		TotalRecordCount:      deltaRecords,
 		DeltaRecordCount:      deltaRecords,
 		IndexManifest:         indexName,
+
+		ChangelogManifestList:     changelogName,
+		ChangelogManifestListSize: changelogSize,
+		ChangelogRecordCount:      changelogRecords,
 	}
 	if latest != nil {
 		s.ID = latest.ID + 1
@@ -413,4 +442,29 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 		return nil, written, fmt.Errorf("commit to %s: snapshot %d was replaced by a concurrent writer: %w", t.FullName(), s.ID, fileio.ErrExist)
 	}
 	return s, nil, nil
+}
+
+// writeChangelogManifests writes the changelog entries to a manifest and
+// a manifest list naming it (Java's changelog manifest list of the
+// snapshot), adding both paths to written; it returns the list's name and
+// size.
+func (t *Table) writeChangelogManifests(ctx context.Context, entries []manifest.Entry, partTypes []DataType, schemaID int64, codec string, written *[]string) (string, int64, error) {
+	name := t.paths.NewManifestFileName()
+	path := t.paths.ManifestPath(name)
+	size, err := manifest.Write(ctx, t.fio, path, entries, codec)
+	if err != nil {
+		return "", 0, fmt.Errorf("commit to %s: changelog manifest: %w", t.FullName(), err)
+	}
+	*written = append(*written, path)
+	meta, err := NewManifestListEntry(name, size, entries, partTypes, schemaID)
+	if err != nil {
+		return "", 0, fmt.Errorf("commit to %s: changelog manifest: %w", t.FullName(), err)
+	}
+	list := t.paths.NewManifestListName()
+	listSize, err := manifest.WriteList(ctx, t.fio, t.paths.ManifestPath(list), []manifest.ListEntry{meta}, codec)
+	if err != nil {
+		return "", 0, fmt.Errorf("commit to %s: changelog manifest list: %w", t.FullName(), err)
+	}
+	*written = append(*written, t.paths.ManifestPath(list))
+	return list, listSize, nil
 }

@@ -2,6 +2,8 @@ package write
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/compactd/compactd/table"
@@ -50,4 +52,74 @@ func (r *Roller) Write(kv table.KeyValue) error {
 // layout, in key order). Files roll at the same rows as with Write.
 func (r *Roller) WriteBatch(b *datafile.Batch) error {
 	return r.writeBatch(b, func() {}, func(int) {})
+}
+
+// Options of changelog files (CoreOptions changelog-file.*): each replaces
+// the data file's option of the same level for changelog files.
+const (
+	OptChangelogFileFormat      = "changelog-file.format"
+	OptChangelogFileCompression = "changelog-file.compression"
+	OptChangelogFileStatsMode   = "changelog-file.stats-mode"
+)
+
+// NewChangelogRoller prepares a writer of the changelog files a compaction
+// to level produces in one bucket, as Java's
+// KeyValueFileWriterFactory.createRollingChangelogFileWriter does: files
+// named <changelog-file.prefix><uuid>-<n>, in the layout of data files
+// (records keep their row kinds), with file source APPEND and the output
+// level; format, compression and stats mode are the level's (per-level
+// options applied), each replaced by its changelog-file.* option when set.
+// Only Parquet is written: another changelog format is an error.
+func NewChangelogRoller(ctx context.Context, t *table.Table, partition []byte, bucket int32, level int32) (*Roller, error) {
+	s := t.Schema()
+	opts, err := ChangelogFileOptions(s.EffectiveOptions(), int(level))
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.FullName(), err)
+	}
+	if f := opts[table.OptFileFormat]; f != "" && f != "parquet" {
+		return nil, fmt.Errorf("table %s: changelog files of level %d would be %s: compactd writes Parquet only", t.FullName(), level, f)
+	}
+	schema := datafile.Schema{Fields: s.Fields, KeyNames: s.TrimmedPrimaryKeys()}
+	r := &Roller{}
+	r.rolling = rolling[*datafile.KeyValueWriter]{
+		ctx: ctx, t: t, partition: partition, bucket: bucket,
+		target: t.Options().TargetFileSizeFor(true),
+		now:    time.Now,
+		name:   t.Paths().NewChangelogFileName,
+		create: func(path string) (*datafile.KeyValueWriter, error) {
+			return datafile.NewKeyValueWriter(ctx, t.FileIO(), path, schema, opts)
+		},
+		meta: func(st *datafile.FileStats) (manifest.DataFileMeta, error) {
+			return FileMeta(st, s, level, manifest.FileSourceAppend, r.now())
+		},
+	}
+	return r, nil
+}
+
+// ChangelogFileOptions are the writer options of changelog files of level
+// (Java's FormatContext for a changelog WriteFormatKey): the level's data
+// file options with changelog-file.format, .compression and .stats-mode
+// in place of file.format, file.compression and metadata.stats-mode.
+func ChangelogFileOptions(options map[string]string, level int) (map[string]string, error) {
+	opts, err := datafile.OptionsForLevel(options, level)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range [][2]string{
+		{OptChangelogFileFormat, table.OptFileFormat},
+		{OptChangelogFileCompression, "file.compression"},
+		{OptChangelogFileStatsMode, "metadata.stats-mode"},
+	} {
+		if v, ok := options[o[0]]; ok && strings.TrimSpace(v) != "" {
+			v = strings.TrimSpace(v)
+			if o[1] == table.OptFileFormat {
+				v = strings.ToLower(v)
+			}
+			opts[o[1]] = v
+		}
+	}
+	if f, ok := opts[table.OptFileFormat]; ok {
+		opts[table.OptFileFormat] = strings.ToLower(strings.TrimSpace(f))
+	}
+	return opts, nil
 }

@@ -34,6 +34,7 @@ type rolling[W fileWriter] struct {
 	bucket    int32
 	target    int64
 	now       func() time.Time
+	name      func() string // a fresh file name (nil: a data file name)
 	create    func(path string) (W, error)
 	meta      func(st *datafile.FileStats) (manifest.DataFileMeta, error)
 
@@ -52,7 +53,11 @@ func (r *rolling[W]) open() error {
 	if err != nil {
 		return err
 	}
-	r.curPath = dir + "/" + r.t.Paths().NewDataFileName()
+	name := r.t.Paths().NewDataFileName
+	if r.name != nil {
+		name = r.name
+	}
+	r.curPath = dir + "/" + name()
 	w, err := r.create(r.curPath)
 	if err != nil {
 		return err
