@@ -341,6 +341,9 @@ func ratio(a, b float64) string {
 // compaction measures compactd, Java and the floor on copies of each
 // generated table.
 func (r *runner) compaction(ctx context.Context) error {
+	if len(r.c.Schemas) == 0 || len(r.c.Sizes) == 0 {
+		return nil // -schemas "" or -rows "": only the other sections
+	}
 	var rows []compactionRow
 	scratch := filepath.Join(r.c.Work, "scratch")
 	defer os.RemoveAll(scratch)
