@@ -203,3 +203,73 @@ func TestParseOptions(t *testing.T) {
 		t.Error("an option without = parsed")
 	}
 }
+
+// The bench's pipeline (a compacted base with update runs, a copy with
+// rewritten options, compaction, latestChangelog, checkClStep) accepts what
+// compactd's own compactions commit for every variant, in process and at a
+// small size.
+func TestCompactdPassesTheChangelogChecks(t *testing.T) {
+	ctx := context.Background()
+	const rows, baseRuns = 4000, 8
+	master := t.TempDir() + "/wh"
+	if _, err := generate(ctx, master, "bench", "narrow", genSpec{Schema: "narrow", Rows: rows, Runs: baseRuns, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := table.Open(ctx, fileio.NewLocal(), master, "bench", "narrow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := compact.Run(ctx, tbl, compact.Options{Full: true}); err != nil {
+		t.Fatal(err)
+	}
+	shape := newUpdateShape(rows, baseRuns, clUpdateRuns, clNewKeys(rows, baseRuns))
+	if _, err := genUpdates(ctx, master, "bench", "narrow", rows, baseRuns, clUpdateRuns, shape.Inserts, 2); err != nil {
+		t.Fatal(err)
+	}
+	in, err := facts(ctx, master, clTable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	levels, err := liveLevels(ctx, master, clTable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := levels[in.MaxLevel]
+	for _, k := range []clKind{{full: true, variants: clFullVariants}, {full: false, variants: clLookVariants}} {
+		for _, v := range k.variants {
+			t.Run(fmt.Sprintf("full=%v/%s", k.full, v.label), func(t *testing.T) {
+				wh := t.TempDir() + "/wh"
+				if err := copyDir(ctx, master, wh); err != nil {
+					t.Fatal(err)
+				}
+				if err := setTableOptions(ctx, wh, clTable, v.options); err != nil {
+					t.Fatal(err)
+				}
+				tbl, err := table.Open(ctx, fileio.NewLocal(), wh, "bench", "narrow")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := compact.Run(ctx, tbl, compact.Options{Full: k.full}); err != nil {
+					t.Fatal(err)
+				}
+				s := clStep{variant: v, tool: "compactd"}
+				if s.out, err = facts(ctx, wh, clTable); err != nil {
+					t.Fatal(err)
+				}
+				if s.cl, err = latestChangelog(ctx, wh, clTable); err != nil {
+					t.Fatal(err)
+				}
+				after, err := liveLevels(ctx, wh, clTable)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := checkClStep("compactd", k.full, v, s, shape, in, top, after); err != nil {
+					t.Error(err)
+				}
+				if v.changelog && s.cl.Rows != shape.ChangelogRows() {
+					t.Errorf("changelog rows %d, want %d", s.cl.Rows, shape.ChangelogRows())
+				}
+			})
+		}
+	}
+}
