@@ -18,7 +18,7 @@
 #   BENCH_WORK=.cache/bench                  generated tables are cached here
 #   BENCH_OUT=.cache/bench/results.md
 # Extra arguments go to `compactd-bench run` (e.g. -planner-bench=false, -java=false).
-# Quick run: BENCH_ROWS=200000 BENCH_EXPIRE=100:10000 BENCH_PLAN=10:100 make bench
+# Quick run: BENCH_ROWS=200000 BENCH_EXPIRE=100:10000 BENCH_PLAN=10:100 BENCH_DV=200000 BENCH_CHANGELOG=200000 make bench
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
