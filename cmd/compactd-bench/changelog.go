@@ -295,7 +295,7 @@ func (r *runner) changelogs(ctx context.Context) error {
 		var steps []clStep
 		for _, v := range k.variants {
 			for _, tool := range r.clTools() {
-				s, err := r.clStep(ctx, master, wh, k.full, v, tool, shape, in, top)
+				s, err := r.runClStep(ctx, master, wh, k.full, v, tool, shape, in, top)
 				if err != nil {
 					// Measure the rest: a refusal of one tool is reported,
 					// and fails the run, but does not hide the other rows.
@@ -318,9 +318,9 @@ func (r *runner) clTools() []string {
 	return []string{"compactd"}
 }
 
-// clStep copies the master, sets the variant's options and runs one tool's
-// compaction, then checks what it committed.
-func (r *runner) clStep(ctx context.Context, master, wh string, full bool, v clVariant, tool string,
+// runClStep copies the master, sets the variant's options and runs one
+// tool's compaction, then checks what it committed.
+func (r *runner) runClStep(ctx context.Context, master, wh string, full bool, v clVariant, tool string,
 	shape updateShape, in bucketFacts, top []string) (clStep, error) {
 	s := clStep{variant: v, tool: tool}
 	what := fmt.Sprintf("changelog bench, %s compaction, changelog-producer %s, %s", map[bool]string{true: "full", false: "lookup"}[full], v.label, tool)
@@ -450,6 +450,8 @@ func (r *runner) clReport(k clKind, steps []clStep, shape updateShape, in bucket
 		r.printf("\n| changelog-producer | compactd/Java throughput (CPU) | compactd/Java peak RSS |\n|---|---|---|\n%s", strings.Join(ratios, ""))
 	}
 	var cost []string
+	// The last variant of a kind is the one with the changelog; the others
+	// are its baselines.
 	with := k.variants[len(k.variants)-1]
 	for _, base := range k.variants[:len(k.variants)-1] {
 		for _, tool := range r.clTools() {
