@@ -29,6 +29,32 @@ func TestJobLooksUp(t *testing.T) {
 	}
 }
 
+// Job.ProducesChangelog is ChangelogMergeTreeRewriter.rewriteChangelog: a
+// full-compaction table's jobs to num-levels - 1, a lookup table's lookups.
+func TestJobProducesChangelog(t *testing.T) {
+	l0 := File{Name: "a", Level: 0}
+	l3 := File{Name: "b", Level: 3}
+	full := Options{ChangelogProducer: "full-compaction", NumLevels: 6}
+	for _, c := range []struct {
+		name string
+		opts Options
+		job  Job
+		want bool
+	}{
+		{"full-compaction, to the top level", full, Job{Inputs: []File{l3}, OutputLevel: 5}, true},
+		{"full-compaction, below the top level", full, Job{Inputs: []File{l0}, OutputLevel: 4}, false},
+		{"full-compaction, num-levels decides the top", Options{ChangelogProducer: "full-compaction", NumLevels: 3}, Job{Inputs: []File{l0}, OutputLevel: 2}, true},
+		{"lookup, level 0 up", Options{ChangelogProducer: "lookup"}, Job{Inputs: []File{l0}, OutputLevel: 2}, true},
+		{"lookup, no level-0 input", Options{ChangelogProducer: "lookup"}, Job{Inputs: []File{l3}, OutputLevel: 4}, false},
+		{"input producer", Options{ChangelogProducer: "input", NumLevels: 6}, Job{Inputs: []File{l0}, OutputLevel: 5}, false},
+		{"none with deletion vectors", Options{DeletionVectors: true, NumLevels: 6}, Job{Inputs: []File{l0}, OutputLevel: 5}, false},
+	} {
+		if got := c.job.ProducesChangelog(&c.opts); got != c.want {
+			t.Errorf("%s: ProducesChangelog = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 // LookupMergeTreeCompactRewriter.upgradeStrategy: a level-0 file moved to a
 // level whose file.format.per.level format differs is rewritten, even for
 // deduplicate without sequence.field at the max level; non-lookup tables

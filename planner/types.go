@@ -254,6 +254,21 @@ func (j *Job) LooksUp(opts *Options) bool {
 	return false
 }
 
+// ProducesChangelog reports whether the job writes changelog files, as
+// Java's ChangelogMergeTreeRewriter decides: with
+// changelog-producer=full-compaction a job to the top level (num-levels -
+// 1, the option's, as Java's rewriter takes it), with lookup a job that
+// looks up (LooksUp).
+func (j *Job) ProducesChangelog(opts *Options) bool {
+	switch opts.ChangelogProducer {
+	case "full-compaction":
+		return j.OutputLevel == opts.NumLevels-1
+	case "lookup":
+		return j.LooksUp(opts)
+	}
+	return false
+}
+
 // RewriteBytes is the total size of the rewritten files.
 func (j *Job) RewriteBytes() int64 {
 	var n int64

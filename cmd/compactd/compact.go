@@ -51,6 +51,9 @@ type jobView struct {
 	// Lookup is set when the job merges level-0 records through Paimon's
 	// lookup into the levels above OutputLevel.
 	Lookup *lookupView `json:"lookup,omitempty"`
+	// Changelog names the changelog producer when the job writes
+	// changelog files (planner.Job.ProducesChangelog).
+	Changelog string `json:"changelog,omitempty"`
 }
 
 // lookupView explains a lookup compaction: which stored files the level-0
@@ -107,6 +110,9 @@ func jobViews(v *compact.TableView, opts *planner.Options, jobs []planner.Job) [
 	for _, j := range jobs {
 		jv := jobView{Partition: v.PartitionPath[j.Partition], Bucket: j.Bucket, Reason: j.Reason, Full: j.Full,
 			OutputLevel: j.OutputLevel, DropDelete: j.DropDelete, FilesIn: len(j.Inputs), Lookup: lookupOf(v, opts, j)}
+		if opts != nil && j.ProducesChangelog(opts) {
+			jv.Changelog = opts.ChangelogProducer
+		}
 		for _, f := range j.Inputs {
 			jv.BytesIn += f.Size
 		}
@@ -137,12 +143,15 @@ func printJobs(w io.Writer, jobs []jobView) {
 	}
 	tw.Flush()
 	for _, j := range jobs {
+		part := j.Partition
+		if part == "" {
+			part = "-"
+		}
 		if j.Lookup != nil {
-			part := j.Partition
-			if part == "" {
-				part = "-"
-			}
 			fmt.Fprintf(w, "%s bucket %d: %s\n", part, j.Bucket, j.Lookup)
+		}
+		if j.Changelog != "" {
+			fmt.Fprintf(w, "%s bucket %d: writes changelog files (changelog-producer=%s)\n", part, j.Bucket, j.Changelog)
 		}
 	}
 }
@@ -224,6 +233,7 @@ func newCompactCmd() *cobra.Command {
 					"table": sum.Table, "snapshot": sum.Snapshot, "buckets": sum.Buckets, "abandoned": sum.Abandoned,
 					"filesIn": sum.FilesIn, "filesOut": sum.FilesOut, "rowsIn": sum.RowsIn, "rowsOut": sum.RowsOut,
 					"bytesIn": sum.BytesIn, "bytesOut": sum.BytesOut, "seconds": sum.Duration.Seconds(), "dryRun": o.DryRun,
+					"changelogFiles": sum.ChangelogFiles, "changelogRows": sum.ChangelogRows,
 				})
 			}
 			if o.DryRun {
@@ -240,6 +250,9 @@ func newCompactCmd() *cobra.Command {
 			}
 			fmt.Fprintf(os.Stdout, "%s: committed snapshot %d (COMPACT): %d buckets, files %d -> %d, rows %d -> %d, bytes %d -> %d, %.2fs\n",
 				sum.Table, sum.Snapshot, sum.Buckets, sum.FilesIn, sum.FilesOut, sum.RowsIn, sum.RowsOut, sum.BytesIn, sum.BytesOut, sum.Duration.Seconds())
+			if sum.ChangelogFiles > 0 {
+				fmt.Fprintf(os.Stdout, "changelog: %d rows in %d files\n", sum.ChangelogRows, sum.ChangelogFiles)
+			}
 			if sum.Abandoned > 0 {
 				fmt.Fprintf(os.Stdout, "%d bucket jobs were abandoned because a concurrent commit changed their inputs\n", sum.Abandoned)
 			}

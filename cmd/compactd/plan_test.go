@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"os/exec"
@@ -27,20 +28,21 @@ func TestPlanExplainsLookup(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	for _, c := range []struct {
-		engine string
-		want   *lookupView
+		engine, changelog string
+		want              *lookupView
 	}{
-		{"first-row", &lookupView{Levels: []int{5}, Files: 1, FirstRow: true}},
-		{"deduplicate", nil},
+		{"first-row", "", &lookupView{Levels: []int{5}, Files: 1, FirstRow: true}},
+		{"deduplicate", "", nil},
+		{"deduplicate", "lookup", &lookupView{Levels: []int{5}, Files: 1}},
 	} {
-		t.Run(c.engine, func(t *testing.T) {
+		t.Run(c.engine+"/"+c.changelog, func(t *testing.T) {
 			wh := filepath.Join(t.TempDir(), "wh")
 			fields := table.RowType{
 				{ID: 0, Name: "id", Type: table.DataType{Root: table.TypeBigInt}},
 				{ID: 1, Name: "v", Type: table.DataType{Root: table.TypeBigInt, Nullable: true}},
 			}
 			s, err := table.NewTableSchema(0, fields, 1, nil, []string{"id"},
-				map[string]string{"bucket": "1", "merge-engine": c.engine, "write-only": "true"}, nil, 0)
+				map[string]string{"bucket": "1", "merge-engine": c.engine, "write-only": "true", "changelog-producer": cmp.Or(c.changelog, "none")}, nil, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,12 +89,18 @@ func TestPlanExplainsLookup(t *testing.T) {
 			if j.OutputLevel >= 5 || !reflect.DeepEqual(j.Lookup, c.want) {
 				t.Fatalf("job to level %d explains lookup %+v, want %+v", j.OutputLevel, j.Lookup, c.want)
 			}
+			if j.Changelog != c.changelog {
+				t.Fatalf("job's changelog %q, want %q", j.Changelog, c.changelog)
+			}
 			text, err := exec.Command(bin, "plan", wh, "db.t").Output()
 			if err != nil {
 				t.Fatalf("plan: %v", err)
 			}
 			if has := strings.Contains(string(text), "lookup: level-0 keys are looked up in 1 files"); has != (c.want != nil) {
 				t.Fatalf("plan text mentions the lookup: %v, want %v:\n%s", has, c.want != nil, text)
+			}
+			if has := strings.Contains(string(text), "writes changelog files"); has != (c.changelog != "") {
+				t.Fatalf("plan text mentions the changelog: %v, want %v:\n%s", has, c.changelog != "", text)
 			}
 		})
 	}
