@@ -132,18 +132,12 @@ func (r *BatchReader) mergeFullChangelogColumns() (bool, error) {
 		}
 		after, afterAt, added = r.out.mat, n, true
 	default:
-		r.sortGroup()
-		g := grp.cursors
-		grp.kinds = grp.kinds[:0]
-		for _, c := range g {
-			grp.kinds = append(grp.kinds, r.kind(c))
-		}
-		idx, ok, err := m.pick.pick(grp.kinds)
+		idx, ok, err := r.pickGroup()
 		if err != nil {
-			return false, r.keyErr(g[0], err)
+			return false, err
 		}
 		if ok {
-			c := g[idx]
+			c := grp.cursors[idx]
 			added = grp.kinds[idx].IsAdd()
 			after, afterAt = c.b, c.i
 			if !(r.opts.DropDelete && !added) {

@@ -172,16 +172,11 @@ func (r *BatchReader) mergeGroup() error {
 		}
 	}
 	if m.pick != nil {
-		r.sortGroup()
-		g := grp.cursors
-		grp.kinds = grp.kinds[:0]
-		for _, c := range g {
-			grp.kinds = append(grp.kinds, r.kind(c))
-		}
-		idx, ok, err := m.pick.pick(grp.kinds)
+		idx, ok, err := r.pickGroup()
 		if err != nil {
-			return r.keyErr(g[0], err)
+			return err
 		}
+		g := grp.cursors
 		if ok && r.firstRowCompaction() {
 			c := g[idx]
 			if ok, err = r.firstRowKeep(func() (table.KeyValue, error) { return r.codec.Record(c.b, c.i) }); err != nil {
@@ -204,6 +199,22 @@ func (r *BatchReader) mergeGroup() error {
 		}
 	}
 	return r.emitMerged(kv, ok)
+}
+
+// pickGroup sorts the group and picks its result (batchMerger.pick set):
+// the index of the record that is the merge's result, false if none.
+func (r *BatchReader) pickGroup() (int, bool, error) {
+	grp := &r.group
+	r.sortGroup()
+	grp.kinds = grp.kinds[:0]
+	for _, c := range grp.cursors {
+		grp.kinds = append(grp.kinds, r.kind(c))
+	}
+	idx, ok, err := r.fn.pick.pick(grp.kinds)
+	if err != nil {
+		return 0, false, r.keyErr(grp.cursors[0], err)
+	}
+	return idx, ok, nil
 }
 
 // mergeMaterialized materializes the group's records (grp.recs, in merge
