@@ -280,7 +280,7 @@ func (x *executor) runBucket(ctx context.Context, job planner.Job, dvs merge.Del
 func (x *executor) mergeOf(job planner.Job, files []*manifest.Entry, dvs merge.DeletionSink, lookupOf func() (*lookup.Levels, error), cl *changelogWriter) (scan.Merge, error) {
 	m := scan.Merge{DropDelete: job.DropDelete}
 	if cl != nil && x.changelog == table.ChangelogFullCompaction {
-		m.FullChangelog = &merge.FullChangelog{MaxLevel: x.maxLevel, Changelog: cl.changes}
+		m.FullChangelog = x.fullChangelog(cl)
 		return m, nil
 	}
 	if x.eng == nil || !x.lookupTable {
@@ -310,10 +310,16 @@ func (x *executor) mergeOf(job planner.Job, files []*manifest.Entry, dvs merge.D
 		lc.Higher = higher
 	}
 	if cl != nil {
-		lc.Changelog = cl.changes
+		lc.Changelog, lc.Equal, lc.Batches = cl.changes, x.equal, cl.writeBatch
 	}
 	m.LookupCompact = lc
 	return m, nil
+}
+
+// fullChangelog is the full-compaction changelog merge writing to cl: record
+// by record on the row path, in batches on the batch path.
+func (x *executor) fullChangelog(cl *changelogWriter) *merge.FullChangelog {
+	return &merge.FullChangelog{MaxLevel: x.maxLevel, Changelog: cl.changes, Equal: x.equal, Batches: cl.writeBatch}
 }
 
 // rewriteChangelog is ChangelogMergeTreeRewriter.rewriteChangelog: a
@@ -344,7 +350,7 @@ func (x *executor) upgradePass(ctx context.Context, b *table.BucketFiles, e *man
 			return nil
 		}
 		cl = x.newChangelogWriter(ctx, b, job.OutputLevel)
-		m := scan.Merge{FullChangelog: &merge.FullChangelog{MaxLevel: x.maxLevel, Changelog: cl.changes}}
+		m := scan.Merge{FullChangelog: x.fullChangelog(cl)}
 		err := x.readPass(ctx, e, m, existing)
 		if err == nil {
 			err = cl.finish(res)
@@ -428,7 +434,7 @@ func (x *executor) lookupPass(ctx context.Context, e *manifest.Entry, job planne
 			lc.Higher = higher
 		}
 		if cl != nil {
-			lc.Changelog = cl.changes
+			lc.Changelog, lc.Equal, lc.Batches = cl.changes, x.equal, cl.writeBatch
 		}
 		m = scan.Merge{DropDelete: true, LookupCompact: lc}
 	}
@@ -467,18 +473,36 @@ func (x *executor) newChangelogWriter(ctx context.Context, b *table.BucketFiles,
 
 // write appends one changelog record, row kind included.
 func (c *changelogWriter) write(kv table.KeyValue) error {
-	if c.r == nil {
-		r, err := write.NewChangelogRoller(c.ctx, c.x.t, c.bucket.Partition, c.bucket.Bucket, int32(c.level))
-		if err != nil {
-			return err
-		}
-		if c.x.targetSize > 0 {
-			r.SetTargetSize(c.x.targetSize)
-		}
-		c.r = r
+	if err := c.open(); err != nil {
+		return err
 	}
 	c.rows++
 	return c.r.Write(kv)
+}
+
+// writeBatch appends a batch of changelog records (the batch path's
+// merge.FullChangelog.Batches).
+func (c *changelogWriter) writeBatch(b *datafile.Batch) error {
+	if err := c.open(); err != nil {
+		return err
+	}
+	c.rows += int64(b.N)
+	return c.r.WriteBatch(b)
+}
+
+func (c *changelogWriter) open() error {
+	if c.r != nil {
+		return nil
+	}
+	r, err := write.NewChangelogRoller(c.ctx, c.x.t, c.bucket.Partition, c.bucket.Bucket, int32(c.level))
+	if err != nil {
+		return err
+	}
+	if c.x.targetSize > 0 {
+		r.SetTargetSize(c.x.targetSize)
+	}
+	c.r = r
+	return nil
 }
 
 // changes appends the changelog of one key from before to after

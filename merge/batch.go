@@ -45,6 +45,7 @@ type BatchReader struct {
 
 	in    batchInputs
 	out   pendingOut
+	clog  *changelogOut // FullChangelog.Batches set: the changelog as batches
 	group keyGroup
 	fn    batchMerger
 
@@ -97,6 +98,17 @@ func NewBatchReader(ctx context.Context, codec *datafile.KVCodec, runs []BatchRu
 	r := &BatchReader{ctx: ctx, codec: codec, opts: opts, size: max(size, 1),
 		out: pendingOut{mat: codec.NewBatch(), byteCols: codec.ByteCols()},
 		fn:  newBatchMerger(fn, opts)}
+	switch {
+	case opts.FullChangelog != nil && opts.FullChangelog.Batches != nil:
+		r.clog = newChangelogOut(codec, opts.FullChangelog.Equal, opts.FullChangelog.Batches, r.size)
+	case opts.LookupCompact != nil && opts.LookupCompact.Batches != nil:
+		lc := *opts.LookupCompact
+		r.clog = newChangelogOut(codec, lc.Equal, lc.Batches, r.size)
+		lc.Changelog = func(before *table.KeyValue, after table.KeyValue, ok bool) error {
+			return r.clog.addChanges(codec, before, after, ok)
+		}
+		r.opts.LookupCompact = &lc
+	}
 	r.in.heap.ord = heapOrder{batch: true, keys: codec.Kinds()[:codec.KeyCols()]}
 	for i, src := range runs {
 		r.in.runs = append(r.in.runs, &cursor{src: src, run: i, b: codec.NewBatch()})
@@ -158,13 +170,31 @@ func (r *BatchReader) next(out *datafile.Batch) error {
 			return err
 		}
 	}
-	if err := r.out.flush(); err != nil {
+	if err := r.flush(); err != nil {
 		return err
 	}
 	if r.out.batch.N == 0 {
+		if r.clog != nil {
+			if err := r.clog.finish(); err != nil {
+				return err
+			}
+		}
 		return io.EOF
 	}
 	return nil
+}
+
+// flush flushes the pending output and changelog: afterwards no row of a
+// run's batch is referenced.
+func (r *BatchReader) flush() error {
+	// The changelog first: it may take rows of the output's mat, which the
+	// output's flush resets.
+	if r.clog != nil {
+		if err := r.clog.flush(); err != nil {
+			return err
+		}
+	}
+	return r.out.flush()
 }
 
 // flush gathers the pending rows into the output batch; afterwards no row
@@ -193,7 +223,7 @@ func (o *pendingOut) add(b *datafile.Batch, i int) {
 
 // fill loads the cursor's next batch; false at the end of the run.
 func (r *BatchReader) fill(c *cursor) (bool, error) {
-	if err := r.out.flush(); err != nil {
+	if err := r.flush(); err != nil {
 		return false, err
 	}
 	for {
@@ -241,8 +271,12 @@ func (r *BatchReader) mergeOneKey() error {
 	}
 	if len(g.cursors) == 1 && !r.opts.NoReducer {
 		c := top
-		if full := r.opts.FullChangelog; full != nil && c.level != full.MaxLevel {
+		if full := r.opts.FullChangelog; full != nil && c.level != full.MaxLevel && r.clog != nil {
 			// A lone record below the top level is new there: +I.
+			if !r.isRetract(c) {
+				r.clog.addAs(c.b, c.i, table.RowKindInsert)
+			}
+		} else if full != nil && c.level != full.MaxLevel {
 			kv, err := r.codec.Record(c.b, c.i)
 			if err != nil {
 				return fmt.Errorf("read sorted run %d: %w", c.run, err)

@@ -172,16 +172,11 @@ func (r *BatchReader) mergeGroup() error {
 		}
 	}
 	if m.pick != nil {
-		r.sortGroup()
-		g := grp.cursors
-		grp.kinds = grp.kinds[:0]
-		for _, c := range g {
-			grp.kinds = append(grp.kinds, r.kind(c))
-		}
-		idx, ok, err := m.pick.pick(grp.kinds)
+		idx, ok, err := r.pickGroup()
 		if err != nil {
-			return r.keyErr(g[0], err)
+			return err
 		}
+		g := grp.cursors
 		if ok && r.firstRowCompaction() {
 			c := g[idx]
 			if ok, err = r.firstRowKeep(func() (table.KeyValue, error) { return r.codec.Record(c.b, c.i) }); err != nil {
@@ -204,6 +199,22 @@ func (r *BatchReader) mergeGroup() error {
 		}
 	}
 	return r.emitMerged(kv, ok)
+}
+
+// pickGroup sorts the group and picks its result (batchMerger.pick set):
+// the index of the record that is the merge's result, false if none.
+func (r *BatchReader) pickGroup() (int, bool, error) {
+	grp := &r.group
+	r.sortGroup()
+	grp.kinds = grp.kinds[:0]
+	for _, c := range grp.cursors {
+		grp.kinds = append(grp.kinds, r.kind(c))
+	}
+	idx, ok, err := r.fn.pick.pick(grp.kinds)
+	if err != nil {
+		return 0, false, r.keyErr(grp.cursors[0], err)
+	}
+	return idx, ok, nil
 }
 
 // mergeMaterialized materializes the group's records (grp.recs, in merge
@@ -253,6 +264,11 @@ func (r *BatchReader) emitMerged(kv table.KeyValue, ok bool) error {
 // its changelog from the key's top-level record to the merged one.
 func (r *BatchReader) mergeFullChangelogGroup() error {
 	full := r.opts.FullChangelog
+	if r.clog != nil {
+		if done, err := r.mergeFullChangelogColumns(); done || err != nil {
+			return err
+		}
+	}
 	kv, ok, err := r.mergeMaterialized()
 	if err != nil {
 		return err
@@ -264,8 +280,14 @@ func (r *BatchReader) mergeFullChangelogGroup() error {
 			break
 		}
 	}
-	if err := full.Changelog(top, kv, ok); err != nil {
-		return fmt.Errorf("merge key %v: changelog: %w", []any(r.group.recs[0].kv.Key), err)
+	var err2 error
+	if r.clog != nil {
+		err2 = r.clog.addChanges(r.codec, top, kv, ok)
+	} else {
+		err2 = full.Changelog(top, kv, ok)
+	}
+	if err2 != nil {
+		return fmt.Errorf("merge key %v: changelog: %w", []any(r.group.recs[0].kv.Key), err2)
 	}
 	return r.emitMerged(kv, ok)
 }

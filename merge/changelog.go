@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/datafile"
 )
 
 // Options of Paimon's compaction changelog (CoreOptions).
@@ -27,9 +28,17 @@ const (
 // record is at MaxLevel did not change and has no changelog. Changes turns
 // the pair into changelog records. The records are the merge's: a hook that
 // keeps them must copy them.
+//
+// On the batch path, Batches (when set) replaces Changelog: the changelog
+// records, Changes with Equal as the equaliser, arrive as batches of the
+// codec's layout in key order (the batch is the reader's: consume it
+// before returning), so that records new to the top level are copied
+// column by column rather than materialized.
 type FullChangelog struct {
 	MaxLevel  int
 	Changelog func(before *table.KeyValue, after table.KeyValue, ok bool) error
+	Equal     func(a, b table.Row) bool
+	Batches   func(*datafile.Batch) error
 }
 
 // Changes emits the changelog records of one key whose record before the

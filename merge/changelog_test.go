@@ -3,6 +3,7 @@ package merge
 import (
 	"context"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/compactd/compactd/table"
@@ -134,13 +135,25 @@ func TestFullChangelogMergeOnBothPaths(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, batch := range []bool{false, true} {
-				path := map[bool]string{false: "row path", true: "batch path"}[batch]
+			for _, path := range []string{"row path", "batch path", "batch path, changelog batches"} {
+				batch := path != "row path"
 				var cl []table.KeyValue
 				opts := e.ReaderOptions(true)
 				opts.FullChangelog = &FullChangelog{MaxLevel: 5, Changelog: func(before *table.KeyValue, after table.KeyValue, ok bool) error {
 					return Changes(before, after, ok, eq, func(kv table.KeyValue) error { cl = append(cl, kv); return nil })
 				}}
+				if strings.HasSuffix(path, "batches") {
+					opts.FullChangelog = &FullChangelog{MaxLevel: 5, Equal: eq, Batches: func(b *datafile.Batch) error {
+						for i := range b.N {
+							kv, err := codec.Record(b, i)
+							if err != nil {
+								return err
+							}
+							cl = append(cl, kv)
+						}
+						return nil
+					}}
+				}
 				got := mergeLeveled(t, e, codec, c.runs, opts, batch)
 				if fmtKVs(got) != c.want {
 					t.Errorf("%s: %s, want %s", path, fmtKVs(got), c.want)
@@ -225,4 +238,56 @@ func mergeLeveled(t *testing.T, e *Engine, codec *datafile.KVCodec, runs []level
 		t.Fatalf("row path: %v", err)
 	}
 	return got
+}
+
+// TestLookupChangelogBatchesEqualTheHook: the lookup compaction's
+// changelog written as batches (LookupCompact.Batches, the batch path) is
+// the row path's hook output through Changes, record for record.
+func TestLookupChangelogBatchesEqualTheHook(t *testing.T) {
+	rt := schema("a", tString, "b", tString)
+	e, err := NewEngine(map[string]string{"merge-engine": "partial-update"}, rt, []string{"k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	codec, err := datafile.NewKVCodec(datafile.Schema{Fields: rt, KeyNames: []string{"k"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := []levelRecs{
+		{0, []table.KeyValue{rec("+I", 10, 1, nil, "b0"), rec("+I", 11, 2, "a2", nil), rec("+I", 12, 4, "a4", "b4")}},
+		{0, []table.KeyValue{rec("+I", 13, 2, nil, "b2"), rec("+I", 14, 5, "x", "y")}},
+		{2, []table.KeyValue{rec("+I", 3, 3, "a3", "b3"), rec("+I", 4, 4, "old", "old")}},
+	}
+	hits := map[int32]Hit{1: hit("f5", 5, 0, rec("+I", 1, 1, "a1", "b1")), 5: hit("f5", 5, 1, rec("+I", 2, 5, "x", "y"))}
+	eq, err := ChangelogEqualiser(map[string]string{OptRowDeduplicate: "true"}, rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got []table.KeyValue
+	lc := LookupCompact{Values: true, Higher: &hitSet{hits: hits, values: true}, Changelog: func(before *table.KeyValue, after table.KeyValue, ok bool) error {
+		return Changes(before, after, ok, eq, func(kv table.KeyValue) error { want = append(want, kv); return nil })
+	}}
+	opts, err := e.LookupCompactOptions(true, lc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rowOut := mergeLeveled(t, e, codec, runs, opts, false)
+	lc = LookupCompact{Values: true, Higher: &hitSet{hits: hits, values: true}, Equal: eq, Batches: func(b *datafile.Batch) error {
+		for i := range b.N {
+			kv, err := codec.Record(b, i)
+			if err != nil {
+				return err
+			}
+			got = append(got, kv)
+		}
+		return nil
+	}}
+	if opts, err = e.LookupCompactOptions(true, lc); err != nil {
+		t.Fatal(err)
+	}
+	batchOut := mergeLeveled(t, e, codec, runs, opts, true)
+	if len(want) < 4 || fmtKVs(got) != fmtKVs(want) || fmtKVs(batchOut) != fmtKVs(rowOut) {
+		t.Fatalf("changelog: batches %s, hook %s; merged: batch %s, row %s", fmtKVs(got), fmtKVs(want), fmtKVs(batchOut), fmtKVs(rowOut))
+	}
+	t.Logf("changelog %s", fmtKVs(want))
 }

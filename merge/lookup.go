@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/datafile"
 	"github.com/compactd/compactd/table/manifest"
 )
 
@@ -121,6 +122,12 @@ type LookupCompact struct {
 	// the merge's; a hook keeping them must copy what it keeps. No
 	// changelog files are written by this package.
 	Changelog func(before *table.KeyValue, after table.KeyValue, ok bool) error
+	// Equal and Batches, on the batch path, replace Changelog: the
+	// changelog records (Changes with Equal as the equaliser) arrive as
+	// batches of the codec's layout in key order, written column by column
+	// (the batch is the reader's: consume it before returning).
+	Equal   func(a, b table.Row) bool
+	Batches func(*datafile.Batch) error
 }
 
 // LookupPersistsValues is the processor Paimon picks for the lookup files

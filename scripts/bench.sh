@@ -11,13 +11,14 @@
 #   BENCH_EXPIRE=1000:100000,10000:1000000   snapshots:files (set but empty: skip)
 #   BENCH_PLAN=100:100,1000:100              buckets:files-per-bucket (set but empty: skip)
 #   BENCH_DV=10000000                        base rows of the deletion-vector table (0: skip)
+#   BENCH_CHANGELOG=10000000                 base rows of the changelog-producer table (0: skip)
 #   BENCH_S3=1                               also compact on the loopback S3 server
 #   BENCH_S3_ROWS=1000000
 #   BENCH_JAVA_OPTS=                         JVM flags for Java's compaction
 #   BENCH_WORK=.cache/bench                  generated tables are cached here
 #   BENCH_OUT=.cache/bench/results.md
 # Extra arguments go to `compactd-bench run` (e.g. -planner-bench=false, -java=false).
-# Quick run: BENCH_ROWS=200000 BENCH_EXPIRE=100:10000 BENCH_PLAN=10:100 make bench
+# Quick run: BENCH_ROWS=200000 BENCH_EXPIRE=100:10000 BENCH_PLAN=10:100 BENCH_DV=200000 BENCH_CHANGELOG=200000 make bench
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -45,6 +46,7 @@ exec bin/compactd-bench run \
 	-expire "${BENCH_EXPIRE-1000:100000,10000:1000000}" \
 	-plan "${BENCH_PLAN-100:100,1000:100}" \
 	-dv-rows "${BENCH_DV:-10000000}" \
+	-changelog-rows "${BENCH_CHANGELOG:-10000000}" \
 	-java-opts "${BENCH_JAVA_OPTS:-}" \
 	"${s3_flag[@]}" \
 	-out "$out" \

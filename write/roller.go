@@ -20,6 +20,12 @@ type Roller struct {
 // NewRoller prepares a writer of files at the given level of one bucket,
 // written with the table's latest schema.
 func NewRoller(ctx context.Context, t *table.Table, partition []byte, bucket int32, level int32, source manifest.FileSource) *Roller {
+	return newKVRoller(ctx, t, partition, bucket, level, source, t.Schema().EffectiveOptions(), nil)
+}
+
+// newKVRoller is a Roller of files named by name (nil: data files) written
+// with the writer options opts.
+func newKVRoller(ctx context.Context, t *table.Table, partition []byte, bucket int32, level int32, source manifest.FileSource, opts map[string]string, name func() string) *Roller {
 	s := t.Schema()
 	schema := datafile.Schema{Fields: s.Fields, KeyNames: s.TrimmedPrimaryKeys()}
 	r := &Roller{}
@@ -27,8 +33,9 @@ func NewRoller(ctx context.Context, t *table.Table, partition []byte, bucket int
 		ctx: ctx, t: t, partition: partition, bucket: bucket,
 		target: t.Options().TargetFileSizeFor(true),
 		now:    time.Now,
+		name:   name,
 		create: func(path string) (*datafile.KeyValueWriter, error) {
-			return datafile.NewKeyValueWriter(ctx, t.FileIO(), path, schema, s.EffectiveOptions())
+			return datafile.NewKeyValueWriter(ctx, t.FileIO(), path, schema, opts)
 		},
 		meta: func(st *datafile.FileStats) (manifest.DataFileMeta, error) {
 			return FileMeta(st, s, level, source, r.now())
@@ -79,21 +86,7 @@ func NewChangelogRoller(ctx context.Context, t *table.Table, partition []byte, b
 	if f := opts[table.OptFileFormat]; f != "" && f != "parquet" {
 		return nil, fmt.Errorf("table %s: changelog files of level %d would be %s: compactd writes Parquet only", t.FullName(), level, f)
 	}
-	schema := datafile.Schema{Fields: s.Fields, KeyNames: s.TrimmedPrimaryKeys()}
-	r := &Roller{}
-	r.rolling = rolling[*datafile.KeyValueWriter]{
-		ctx: ctx, t: t, partition: partition, bucket: bucket,
-		target: t.Options().TargetFileSizeFor(true),
-		now:    time.Now,
-		name:   t.Paths().NewChangelogFileName,
-		create: func(path string) (*datafile.KeyValueWriter, error) {
-			return datafile.NewKeyValueWriter(ctx, t.FileIO(), path, schema, opts)
-		},
-		meta: func(st *datafile.FileStats) (manifest.DataFileMeta, error) {
-			return FileMeta(st, s, level, manifest.FileSourceAppend, r.now())
-		},
-	}
-	return r, nil
+	return newKVRoller(ctx, t, partition, bucket, level, manifest.FileSourceAppend, opts, t.Paths().NewChangelogFileName), nil
 }
 
 // ChangelogFileOptions are the writer options of changelog files of level

@@ -33,8 +33,11 @@ var dvOptions = map[string]string{"deletion-vectors.enabled": "true"}
 
 // genUpdates writes runs commits into an existing narrow table generated
 // with rows records in baseRuns runs: commit r updates the keys k of the
-// base key range with k%16 == r, one level-0 file per commit.
-func genUpdates(ctx context.Context, warehouse, db, name string, rows int64, baseRuns, runs int, seed uint64) (int64, error) {
+// base key range with k%16 == r, one level-0 file per commit. newKeys > 0
+// adds that many keys above the base key range, split between the commits
+// (key baseKeys+j goes to commit j%runs), so a compaction of the runs has
+// keys it inserts as well as keys it updates (see updateShape).
+func genUpdates(ctx context.Context, warehouse, db, name string, rows int64, baseRuns, runs int, newKeys int64, seed uint64) (int64, error) {
 	fio, err := fileio.For(ctx, warehouse)
 	if err != nil {
 		return 0, err
@@ -55,6 +58,15 @@ func genUpdates(ctx context.Context, warehouse, db, name string, rows int64, bas
 		for k := int64(r % 16); k < keys; k += 16 {
 			row := make(table.Row, len(fields))
 			row[0] = k
+			fillRow(fields, row, rng)
+			if err := w.Write(table.RowKindInsert, row); err != nil {
+				return 0, fmt.Errorf("write %s update run %d: %w", t.FullName(), r, err)
+			}
+			total++
+		}
+		for j := int64(r); j < newKeys; j += int64(runs) {
+			row := make(table.Row, len(fields))
+			row[0] = keys + j
 			fillRow(fields, row, rng)
 			if err := w.Write(table.RowKindInsert, row); err != nil {
 				return 0, fmt.Errorf("write %s update run %d: %w", t.FullName(), r, err)

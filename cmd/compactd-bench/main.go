@@ -5,12 +5,13 @@
 // verbs are the pieces it runs in child processes under /usr/bin/time -v.
 //
 //	compactd-bench gen    -warehouse W -table db.t -schema narrow|wide -rows N [-runs 8] [-dv]
-//	compactd-bench genupdates -warehouse W -table db.t -rows N -base-runs 8 [-runs 8]
+//	compactd-bench genupdates -warehouse W -table db.t -rows N -base-runs 8 [-runs 8] [-new-keys K]
+//	compactd-bench setoptions -warehouse W -table db.t -set k=v[,k=v...]
 //	compactd-bench floor  -warehouse W -table db.t
 //	compactd-bench genexpire -warehouse W -table db.t -snapshots S -files F
 //	compactd-bench genplan -warehouse W -table db.t -buckets B -files F
 //	compactd-bench plan   -warehouse W -table db.t [-n 3]
-//	compactd-bench compact -warehouse W -table db.t [-cpuprofile F] [-memprofile F]
+//	compactd-bench compact -warehouse W -table db.t [-full=false] [-cpuprofile F] [-memprofile F]
 //	compactd-bench upload -src DIR -dst s3://bucket/prefix
 //	compactd-bench run    [flags]   (see -h)
 package main
@@ -44,7 +45,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: compactd-bench gen|genupdates|floor|genexpire|genplan|plan|upload|run [flags]")
+		return errors.New("usage: compactd-bench gen|genupdates|setoptions|floor|genexpire|genplan|plan|upload|run [flags]")
 	}
 	verb, args := args[0], args[1:]
 	fl := flag.NewFlagSet(verb, flag.ContinueOnError)
@@ -93,6 +94,7 @@ func run(ctx context.Context, args []string) error {
 		rows := fl.Int64("rows", 1_000_000, "-rows the table was generated with")
 		baseRuns := fl.Int("base-runs", 8, "-runs the table was generated with")
 		runs := fl.Int("runs", dvUpdateRuns, "update commits, each one level-0 file")
+		newKeys := fl.Int64("new-keys", 0, "keys above the base key range inserted by the update commits, in all")
 		seed := fl.Uint64("seed", 2, "random seed")
 		if err := fl.Parse(args); err != nil {
 			return err
@@ -101,11 +103,22 @@ func run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		n, err := genUpdates(ctx, *warehouse, db, tbl, *rows, *baseRuns, *runs, *seed)
+		n, err := genUpdates(ctx, *warehouse, db, tbl, *rows, *baseRuns, *runs, *newKeys, *seed)
 		if err != nil {
 			return err
 		}
 		return out.Encode(map[string]any{"rows": n})
+	case "setoptions":
+		// The changelog benchmark's variants, for profiling one by hand.
+		set := fl.String("set", "", "k=v[,k=v...] to set in schema-0 (k= removes k)")
+		if err := fl.Parse(args); err != nil {
+			return err
+		}
+		opts, err := parseOptions(*set)
+		if err != nil {
+			return err
+		}
+		return setTableOptions(ctx, *warehouse, *name, opts)
 	case "floor":
 		if err := fl.Parse(args); err != nil {
 			return err
@@ -178,11 +191,12 @@ func run(ctx context.Context, args []string) error {
 		}
 		return out.Encode(map[string]any{"files": n})
 	case "compact":
-		// compactd's full compaction in this process, for profiling.
+		// compactd's compaction in this process, for profiling.
 		cpu := fl.String("cpuprofile", "", "write a CPU profile here")
 		heap := fl.String("memprofile", "", "write a heap (alloc) profile here at the end")
 		peak := fl.String("peakprofile", "", "write the heap profile taken near the peak of the live heap here")
 		rowPath := fl.Bool("row-path", false, "merge record by record (the batch path's reference)")
+		full := fl.Bool("full", true, "full compaction (false: compactd's own pick, e.g. the lookup compaction of level 0)")
 		if err := fl.Parse(args); err != nil {
 			return err
 		}
@@ -205,7 +219,7 @@ func run(ctx context.Context, args []string) error {
 			stop := watchPeak(*peak)
 			defer stop()
 		}
-		sum, err := compact.Run(ctx, t, compact.Options{Full: true, RowPath: *rowPath})
+		sum, err := compact.Run(ctx, t, compact.Options{Full: *full, RowPath: *rowPath})
 		if err != nil {
 			return err
 		}

@@ -38,6 +38,8 @@ type config struct {
 	Out        string
 	KeepMaster bool
 	DVRows     int64
+	// ChangelogRows is the base size of the changelog benchmark (0: skip).
+	ChangelogRows int64
 }
 
 func parsePairs(s string) ([][2]int, error) {
@@ -90,6 +92,7 @@ func runAll(ctx context.Context, fl *flag.FlagSet, args []string) error {
 	fl.StringVar(&c.Out, "out", "", "write the markdown report here too")
 	fl.BoolVar(&c.KeepMaster, "keep", true, "keep generated tables in -work for the next run")
 	fl.Int64Var(&c.DVRows, "dv-rows", 10_000_000, "base records of the deletion-vector benchmark (0: skip)")
+	fl.Int64Var(&c.ChangelogRows, "changelog-rows", 10_000_000, "base records of the changelog benchmark (0: skip)")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -148,7 +151,7 @@ func (r *runner) all(ctx context.Context) (string, error) {
 		return "", err
 	}
 	r.machine(ctx)
-	steps := []func(context.Context) error{r.compaction, r.deletionVectors, r.planning, r.expiration, r.s3}
+	steps := []func(context.Context) error{r.compaction, r.deletionVectors, r.changelogs, r.planning, r.expiration, r.s3}
 	var errs []error
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
@@ -338,6 +341,9 @@ func ratio(a, b float64) string {
 // compaction measures compactd, Java and the floor on copies of each
 // generated table.
 func (r *runner) compaction(ctx context.Context) error {
+	if len(r.c.Schemas) == 0 || len(r.c.Sizes) == 0 {
+		return nil // -schemas "" or -rows "": only the other sections
+	}
 	var rows []compactionRow
 	scratch := filepath.Join(r.c.Work, "scratch")
 	defer os.RemoveAll(scratch)
