@@ -1,6 +1,7 @@
 """pypaimon twin of the Java oracle (interop/java): prints the same canonical JSON lines.
 
 Usage: python paimon_oracle.py read --warehouse W --table db.t [--snapshot N | --tag T]
+       python paimon_oracle.py changelog --warehouse W --table db.t --from F --to T
        python paimon_oracle.py version
 
 The canonical JSON form is defined in interop/README.md; this is its Python implementation.
@@ -140,6 +141,68 @@ def read(args, out):
         out.write("\n")
 
 
+def changelog(args, out):
+    """The changelog snapshots (from, to] hold, read by pypaimon's own streaming reader.
+
+    pypaimon's AsyncStreamingTableScan (the Python twin of Java's DataTableStreamScan) is started
+    at the first snapshot of the range that has a changelog manifest list (as Java's incremental
+    CHANGELOG scan, OVERWRITE snapshots are skipped) and consumed plan by plan until the last one;
+    its diff-based catch-up is switched off (diff_threshold), so each plan is one snapshot's
+    changelog files. Each split is read on its own with the row kind column, and each row is
+    printed in read order as canonical JSON plus "_kind", "_snapshot" and "_bucket", like the
+    Java oracle's changelog verb.
+    """
+    from pypaimon.read.streaming_table_scan import AsyncStreamingTableScan
+    from pypaimon.read.table_read import ROW_KIND_COLUMN
+
+    table = _table(args)
+    sm = table.snapshot_manager()
+    wanted = []
+    for sid in range(args.from_ + 1, args.to + 1):
+        snap = sm.get_snapshot_by_id(sid)
+        if snap is None:
+            raise ValueError("snapshot %d does not exist" % sid)
+        if snap.changelog_manifest_list and snap.commit_kind != "OVERWRITE":
+            wanted.append(sid)
+    if not wanted:
+        return
+    read = table.new_stream_read_builder().with_include_row_kind(True).new_read()
+    scan = AsyncStreamingTableScan(table, poll_interval_ms=50, prefetch_enabled=False,
+                                   diff_threshold=1 << 62)
+    scan.next_snapshot_id = wanted[0]
+    fields = table.fields
+    part_names = list(table.partition_keys)
+    seen = []
+    for plan in scan.stream_sync():
+        sid = plan.snapshot_id
+        if sid not in wanted:
+            raise ValueError("streaming scan returned snapshot %r, expected one of %s" % (sid, wanted))
+        seen.append(sid)
+
+        def split_key(sp):
+            part = sp.partition
+            vals = [json.dumps(part.get_field(i) if hasattr(part, "get_field") else None, default=str)
+                    for i in range(len(part_names))]
+            return (vals, sp.bucket)
+
+        for sp in sorted(plan.splits(), key=split_key):
+            arrow = read.to_arrow([sp])
+            if arrow is None:
+                continue
+            columns = {name: arrow.column(name).to_pylist() for name in arrow.column_names}
+            for i in range(arrow.num_rows):
+                row = {f.name: canonical(columns[f.name][i], f.type) for f in fields}
+                row["_kind"] = columns[ROW_KIND_COLUMN][i]
+                row["_snapshot"] = sid
+                row["_bucket"] = sp.bucket
+                out.write(json.dumps(row, separators=(",", ":"), ensure_ascii=False))
+                out.write("\n")
+        if sid == wanted[-1]:
+            break
+    if seen != [w for w in wanted if w in seen] or seen[-1] != wanted[-1]:
+        raise ValueError("streaming scan planned snapshots %s, expected %s" % (seen, wanted))
+
+
 BATCH_END = "__compactd_batch_end"
 
 
@@ -153,14 +216,17 @@ def batch(out):
         req = json.loads(line)
         end = {BATCH_END: i, "ok": True}
         try:
-            if req.get("verb") != "read":
-                raise ValueError("batch supports only read, got %r" % req.get("verb"))
+            verb = req.get("verb")
+            if verb not in ("read", "changelog"):
+                raise ValueError("batch supports only read and changelog, got %r" % verb)
             flags = req.get("flags", {})
             ns = argparse.Namespace(
                 warehouse=flags["warehouse"], table=flags["table"],
                 snapshot=int(flags["snapshot"]) if "snapshot" in flags else None,
-                tag=flags.get("tag"))
-            read(ns, out)
+                tag=flags.get("tag"),
+                from_=int(flags["from"]) if "from" in flags else None,
+                to=int(flags["to"]) if "to" in flags else None)
+            (read if verb == "read" else changelog)(ns, out)
         except NotImplementedError as e:
             end.update(ok=False, unsupported=True, error="unsupported: %s" % e)
         except Exception:
@@ -171,11 +237,13 @@ def batch(out):
 
 def main(argv):
     p = argparse.ArgumentParser(prog="paimon_oracle")
-    p.add_argument("verb", choices=["read", "version", "batch"])
+    p.add_argument("verb", choices=["read", "changelog", "version", "batch"])
     p.add_argument("--warehouse")
     p.add_argument("--table")
     p.add_argument("--snapshot", type=int)
     p.add_argument("--tag")
+    p.add_argument("--from", dest="from_", type=int)
+    p.add_argument("--to", type=int)
     args = p.parse_args(argv)
     if args.verb == "version":
         import importlib.metadata
@@ -185,9 +253,11 @@ def main(argv):
         batch(sys.stdout)
         return 0
     if not args.warehouse or not args.table:
-        p.error("read needs --warehouse and --table")
+        p.error("%s needs --warehouse and --table" % args.verb)
+    if args.verb == "changelog" and (args.from_ is None or args.to is None):
+        p.error("changelog needs --from and --to")
     try:
-        read(args, sys.stdout)
+        (read if args.verb == "read" else changelog)(args, sys.stdout)
     except NotImplementedError as e:
         # pypaimon refuses some table configurations outright; exit code 3 tells the Go
         # wrapper "unsupported" apart from a crash.

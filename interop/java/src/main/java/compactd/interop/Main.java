@@ -80,7 +80,7 @@ public final class Main {
 
     public static void main(String[] args) {
         if (args.length == 0) {
-            System.err.println("usage: Main <create|write|read|files|snapshots|dvs|compact|pick|expire|orphans|tag|batch|version> [--flag value]...");
+            System.err.println("usage: Main <create|write|read|changelog|stream|files|snapshots|dvs|compact|pick|expire|orphans|tag|batch|version> [--flag value]...");
             System.exit(2);
         }
         Main m = new Main();
@@ -140,6 +140,15 @@ public final class Main {
             case "read":
                 read();
                 return;
+            case "changelog":
+                changelog();
+                return;
+            case "stream":
+                if (inBatch) {
+                    throw new IllegalArgumentException("stream reads stdin and cannot run in a batch");
+                }
+                new StreamVerb(flags, out, this::catalog).run();
+                return;
             case "files":
                 systemTable("files");
                 return;
@@ -176,7 +185,10 @@ public final class Main {
      * {"verb":"read","flags":{"warehouse":"...","table":"..."}}; each verb's output lines are
      * followed by {"__compactd_batch_end":i,"ok":true} or {...,"ok":false,"error":"..."}.
      */
+    private boolean inBatch;
+
     private void batch() throws Exception {
+        inBatch = true;
         BufferedReader r = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
         int i = 0;
@@ -230,7 +242,7 @@ public final class Main {
         return v == null ? "unknown" : v;
     }
 
-    private Catalog catalog(String warehouse) {
+    Catalog catalog(String warehouse) {
         Map<String, String> s3 = s3Options(warehouse);
         if (s3.isEmpty() && !flags.containsKey("catalog-options")) {
             return CatalogFactory.createCatalog(CatalogContext.create(new Path(warehouse)));
@@ -474,6 +486,83 @@ public final class Main {
             for (ObjectNode r : rows) {
                 out.println(Canonical.JSON.writeValueAsString(r));
             }
+        }
+    }
+
+    // ---------------------------------------------------------------- changelog
+
+    /**
+     * The changelog Java's incremental batch read returns between --from (exclusive) and --to
+     * (inclusive): options incremental-between='s-1,s' with incremental-between-scan-mode=changelog
+     * (IncrementalDeltaStartingScanner in CHANGELOG mode: the ADD entries of each snapshot's
+     * changelog manifest list, OVERWRITE snapshots skipped; read by the no-merge reader of
+     * streaming splits, so every row keeps its RowKind). With --per-snapshot true (the default)
+     * each snapshot of the range is read on its own and its rows carry "_snapshot": the union is
+     * what one 'from,to' read returns (that scanner only concatenates the snapshots' entries), but
+     * the rows of one snapshot stay together. --per-snapshot false is that single read
+     * ("_snapshot" is then --to). Every row also has "_kind" (+I/-U/+U/-D) and "_bucket". Splits
+     * are printed sorted by (partition, bucket); inside a split rows keep Java's read order
+     * (a changelog file is written in key order, -U before +U of a key).
+     */
+    private void changelog() throws Exception {
+        long from = Long.parseLong(flag("from"));
+        long to = Long.parseLong(flag("to"));
+        boolean perSnapshot = Boolean.parseBoolean(flags.getOrDefault("per-snapshot", "true"));
+        try (Catalog c = catalog()) {
+            FileStoreTable table = table(c);
+            if (perSnapshot) {
+                for (long s = from + 1; s <= to; s++) {
+                    changelogBetween(table, s - 1, s);
+                }
+            } else {
+                changelogBetween(table, from, to);
+            }
+        }
+    }
+
+    private void changelogBetween(FileStoreTable table, long from, long to) throws Exception {
+        Map<String, String> dyn = new HashMap<>();
+        dyn.put("incremental-between", from + "," + to);
+        dyn.put("incremental-between-scan-mode", "changelog");
+        FileStoreTable t = table.copy(dyn);
+        ReadBuilder rb = t.newReadBuilder();
+        List<DataSplit> splits = new ArrayList<>();
+        for (Split s : rb.newScan().plan().splits()) {
+            splits.add((DataSplit) s);
+        }
+        RowType partType = t.schema().logicalPartitionType();
+        splits.sort(Comparator.comparing((DataSplit ds) -> partitionString(partType, ds.partition()))
+                .thenComparingInt(DataSplit::bucket));
+        for (DataSplit ds : splits) {
+            printRowsWithKind(rb, ds, to);
+        }
+    }
+
+    /** Prints a split's rows with "_kind", "_snapshot" and "_bucket". */
+    private void printRowsWithKind(ReadBuilder rb, DataSplit ds, long snapshot) throws Exception {
+        ObjectNode extra = Canonical.F.objectNode();
+        extra.put("_snapshot", snapshot);
+        emitRowsWithKind(out, rb, ds, extra);
+    }
+
+    /**
+     * Prints every row of a split in read order as canonical JSON plus "_kind" (the row's
+     * RowKind: +I, -U, +U, -D), "_bucket" and the given extra fields.
+     */
+    static void emitRowsWithKind(PrintWriter out, ReadBuilder rb, DataSplit ds, ObjectNode extra) throws Exception {
+        RowType rt = rb.readType();
+        try (RecordReader<InternalRow> r = rb.newRead().createReader(ds)) {
+            r.forEachRemaining(row -> {
+                ObjectNode o = Canonical.rowToJson(rt, row);
+                o.put("_kind", row.getRowKind().shortString());
+                o.put("_bucket", ds.bucket());
+                o.setAll(extra);
+                try {
+                    out.println(Canonical.JSON.writeValueAsString(o));
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
         }
     }
 
