@@ -98,7 +98,11 @@ type colCollector struct {
 func newCollector(t table.DataType, m statsMode) *colCollector {
 	c := &colCollector{typ: t, mode: m}
 	switch t.Root {
-	case table.TypeArray, table.TypeMap, table.TypeMultiset, table.TypeRow, table.TypeVariant, table.TypeBlob, table.TypeVector:
+	case table.TypeArray, table.TypeMap, table.TypeMultiset, table.TypeRow, table.TypeVariant, table.TypeBlob, table.TypeVector,
+		// Java takes Parquet files' stats from their footer
+		// (ParquetSimpleStatsExtractor), which gives BINARY and VARBINARY
+		// columns a null count but no min or max.
+		table.TypeBinary, table.TypeVarBinary:
 		c.noMinMax = true
 	case table.TypeTimestamp, table.TypeTimestampLTZ:
 		// INT96 columns have no usable Parquet statistics; Java reports null.
