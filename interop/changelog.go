@@ -195,7 +195,7 @@ func (s *Stream) readLoop(stdout io.Reader, ready chan<- map[string]*int64) {
 			rows, err := ParseRows(line)
 			if err != nil || len(rows) != 1 {
 				if parseErr == nil {
-					parseErr = fmt.Errorf("stream row %q: %v", line, err)
+					parseErr = fmt.Errorf("stream row %q: %w", line, err)
 				}
 				continue
 			}
