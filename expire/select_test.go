@@ -193,7 +193,8 @@ func TestOptionsFromTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Options{RetainMin: 2, RetainMax: 7, TimeRetained: 30 * time.Minute, Limit: 3, ConsumerExpiration: 24 * time.Hour, CleanEmptyDirectories: true}
+	want := Options{RetainMin: 2, RetainMax: 7, TimeRetained: 30 * time.Minute, Limit: 3, ConsumerExpiration: 24 * time.Hour, CleanEmptyDirectories: true,
+		ChangelogRetainMin: 2, ChangelogRetainMax: 7, ChangelogTimeRetained: 30 * time.Minute}
 	if o != want {
 		t.Fatalf("got %+v, want %+v", o, want)
 	}
