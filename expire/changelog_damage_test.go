@@ -77,7 +77,9 @@ func TestChangelogExpiryRefusesDamagedMetadata(t *testing.T) {
 		path func(sim *expiretest.Table, rep expire.ChangelogReport) string
 		d    expiretest.Damage
 	}
-	first := func(sim *expiretest.Table, rep expire.ChangelogReport) table.Snapshot { return sim.Snapshots[rep.Changelogs[0]] }
+	first := func(sim *expiretest.Table, rep expire.ChangelogReport) table.Snapshot {
+		return sim.Snapshots[rep.Changelogs[0]]
+	}
 	man := func(sim *expiretest.Table, n string) string { return filepath.Join(sim.Root, "manifest", n) }
 	var targets []target
 	for _, d := range []expiretest.Damage{expiretest.Truncated, expiretest.Corrupt, expiretest.Unreadable} {
