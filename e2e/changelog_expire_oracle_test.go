@@ -41,21 +41,27 @@ func tableFiles(t *testing.T, root string) []string {
 	return out
 }
 
-// javaExpiry splits the oracle's expire output into deleted and created paths.
-func javaExpiry(t *testing.T, r interop.BatchResult) (deleted, created []string) {
+// javaExpiry splits the oracle's expire output into deleted and created
+// paths, and the contents of the created files and of every hint.
+func javaExpiry(t *testing.T, r interop.BatchResult) (deleted, created []string, contents map[string]string) {
 	t.Helper()
 	if r.Err != nil {
 		t.Fatalf("Java expire: %v", r.Err)
 	}
+	contents = map[string]string{}
 	for _, row := range rowsOf(t, r) {
 		if p, ok := row["path"].(string); ok {
 			deleted = append(deleted, p)
 		}
 		if p, ok := row["created"].(string); ok {
 			created = append(created, p)
+			contents[p], _ = row["content"].(string)
+		}
+		if p, ok := row["hint"].(string); ok {
+			contents[p], _ = row["content"].(string)
 		}
 	}
-	return deleted, created
+	return deleted, created, contents
 }
 
 func idsIn(files []string, prefix string) []int64 {
@@ -109,10 +115,13 @@ func TestDecoupledChangelogExpiryAgainstJava(t *testing.T) {
 		from      int64
 		want      [][]string
 		javaLeft  []string
+		contents  map[string]string
+		dv        bool
 		consumer  int64
 		clExpired bool
 	}
-	cases := []*clCase{{producer: "input", bucket: 2}, {producer: "lookup", compacted: true, bucket: 1}, {producer: "none", compacted: true, bucket: 1}}
+	cases := []*clCase{{producer: "input", bucket: 2}, {producer: "lookup", compacted: true, bucket: 1},
+		{producer: "none", compacted: true, bucket: 1}, {producer: "lookup", compacted: true, bucket: 2, dv: true}}
 	const tbl = "db.cl"
 	write := func(c *clCase, round int, n int) interop.BatchRequest {
 		var commits [][]string
@@ -183,6 +192,11 @@ func TestDecoupledChangelogExpiryAgainstJava(t *testing.T) {
 					"changelog-producer":        c.producer,
 					"snapshot.num-retained.min": "1000", "snapshot.num-retained.max": "1000",
 				}
+				if c.dv {
+					// Index manifests (deletion vectors) that expired
+					// snapshots and long-lived changelogs share.
+					spec.Options["deletion-vectors.enabled"] = "true"
+				}
 				cr := write(c, 0, 5)
 				cr.Verb, cr.Flags["spec"] = "create", tempFile(t, "spec.json", spec.JSON())
 				tag := flags(c.wh, tbl)
@@ -243,7 +257,8 @@ func TestDecoupledChangelogExpiryAgainstJava(t *testing.T) {
 			if i < len(cases)-1 {
 				r = res[per[i]:per[i+1]]
 			}
-			deleted, created := javaExpiry(t, r[len(r)-1])
+			deleted, created, contents := javaExpiry(t, r[len(r)-1])
+			c.contents = contents
 			before := tableFiles(t, c.root)
 			left := slices.Concat(slices.DeleteFunc(slices.Clone(before), func(p string) bool { return slices.Contains(deleted, p) }), created)
 			slices.Sort(left)
@@ -274,6 +289,13 @@ func TestDecoupledChangelogExpiryAgainstJava(t *testing.T) {
 			if got := tableFiles(t, c.root); !slices.Equal(got, c.javaLeft) {
 				t.Fatalf("%s round %d: after compactd's expiry the table holds\n%v\nafter Paimon's\n%v\nonly compactd: %v\nonly Paimon: %v",
 					c.producer, round, got, c.javaLeft, minus(got, c.javaLeft), minus(c.javaLeft, got))
+			}
+			// Long-lived changelogs and hints hold what Java writes, byte for byte.
+			for p, want := range c.contents {
+				got, err := os.ReadFile(filepath.Join(c.root, p))
+				if err != nil || string(got) != want {
+					t.Fatalf("%s round %d: %s holds\n%s\n(%v), Paimon writes\n%s", c.producer, round, p, got, err, want)
+				}
 			}
 			if c.consumer > 0 {
 				cls := idsIn(tableFiles(t, c.root), "changelog/changelog-")
@@ -318,6 +340,19 @@ func TestDecoupledChangelogExpiryAgainstJava(t *testing.T) {
 	res = run(reqs)
 	for i, c := range cases {
 		checkReads(c, "after compactd's orphan cleanup", res[i*nreads:(i+1)*nreads])
+		if c.dv {
+			shared := false
+			for _, id := range idsIn(tableFiles(t, c.root), "changelog/changelog-") {
+				cl, err := table.ReadSnapshotFile(ctx, c.tb.FileIO(), table.ChangelogFilePath(c.root, id))
+				if err != nil {
+					t.Fatal(err)
+				}
+				shared = shared || cl.IndexManifest != nil
+			}
+			if !shared {
+				t.Fatal("deletion vectors: no long-lived changelog names an index manifest")
+			}
+		}
 	}
 }
 

@@ -414,18 +414,12 @@ func ExpireChangelogs(ctx context.Context, src reach.Source, o RunOptions) (Chan
 		}
 	}
 	rep.Earliest, rep.Latest, rep.End = sel.Earliest, sel.Latest, sel.End
-	hintIfMissing := func() error {
-		ok, err := fileio.Exists(ctx, fs, earliestPath)
-		if err != nil || ok {
-			return err
-		}
-		return table.WriteHint(ctx, fs, earliestPath, sel.End)
-	}
 	if len(sel.Expire) == 0 {
 		if o.DryRun {
 			return rep, nil
 		}
-		return rep, hintIfMissing()
+		// Java's expireUntil writes the hint even when nothing expires.
+		return rep, table.WriteHint(ctx, fs, earliestPath, sel.End)
 	}
 	var expiring []table.Snapshot
 	for _, id := range sel.Expire {

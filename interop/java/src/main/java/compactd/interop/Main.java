@@ -885,11 +885,17 @@ public final class Main {
                     o.put("path", p);
                     out.println(o);
                 }
-                // --report-created true: also the files expiry wrote (long-lived changelogs, hints).
+                // --report-created true: also the files expiry wrote (long-lived changelogs, hints)
+                // and every hint file, with their contents.
                 if (Boolean.parseBoolean(flags.getOrDefault("report-created", "false"))) {
-                    for (String p : created) {
+                    for (String p : after) {
+                        boolean hint = p.endsWith("/EARLIEST") || p.endsWith("/LATEST");
+                        if (!created.contains(p) && !hint) {
+                            continue;
+                        }
                         ObjectNode o = Canonical.F.objectNode();
-                        o.put("created", p);
+                        o.put(created.contains(p) ? "created" : "hint", p);
+                        o.put("content", Files.readString(dst.resolve(p)));
                         out.println(o);
                     }
                 }
