@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/compactd/compactd/expire"
 	"github.com/compactd/compactd/expire/expiretest"
@@ -64,6 +66,7 @@ func decoupledState(t *testing.T, produce bool, seed uint64) (*expiretest.Table,
 // Changelog expiry refuses, naming the table and the file and changing
 // nothing, whenever it cannot read what it decides on: a long-lived
 // changelog file; the changelog manifest list of an expiring changelog
+// other than the earliest
 // (Java reads it as empty and deletes the changelog, leaving its files
 // behind); with changelog-producer none its delta list, the earliest
 // snapshot's data manifest list (Java then leaves the earliest snapshot's
@@ -76,9 +79,6 @@ func TestChangelogExpiryRefusesDamagedMetadata(t *testing.T) {
 		name string
 		path func(sim *expiretest.Table, rep expire.ChangelogReport) string
 		d    expiretest.Damage
-	}
-	first := func(sim *expiretest.Table, rep expire.ChangelogReport) table.Snapshot {
-		return sim.Snapshots[rep.Changelogs[0]]
 	}
 	man := func(sim *expiretest.Table, n string) string { return filepath.Join(sim.Root, "manifest", n) }
 	var targets []target
@@ -100,7 +100,8 @@ func TestChangelogExpiryRefusesDamagedMetadata(t *testing.T) {
 		ts := targets
 		if produce {
 			ts = append(ts, target{"changelog manifest list", func(sim *expiretest.Table, rep expire.ChangelogReport) string {
-				for _, id := range rep.Changelogs {
+				// Not the earliest: that one may be half expired by Paimon.
+				for _, id := range rep.Changelogs[1:] {
 					if l := reach.Opt(sim.Snapshots[id].ChangelogManifestList); l != "" {
 						return man(sim, l)
 					}
@@ -109,7 +110,10 @@ func TestChangelogExpiryRefusesDamagedMetadata(t *testing.T) {
 			}, expiretest.Missing})
 		} else {
 			ts = append(ts, target{"delta list", func(sim *expiretest.Table, rep expire.ChangelogReport) string {
-				return man(sim, first(sim, rep).DeltaManifestList)
+				if len(rep.Changelogs) < 2 {
+					return ""
+				}
+				return man(sim, sim.Snapshots[rep.Changelogs[1]].DeltaManifestList)
 			}, expiretest.Missing})
 		}
 		for _, tg := range ts {
@@ -138,4 +142,79 @@ func TestChangelogExpiryRefusesDamagedMetadata(t *testing.T) {
 			})
 		}
 	}
+}
+
+// Paimon's changelog expiry removes one changelog at a time from the
+// earliest (its data files, then its manifests and lists, then the
+// changelog file) and writes its hint last: killed midway, it leaves the
+// earliest long-lived changelog with its files partly deleted. compactd's
+// next run (snapshot expiry walking the changelogs, then changelog expiry)
+// accepts that state and ends with the files of a run on the intact table.
+func TestDecoupledRunFinishesAChangelogPaimonHalfExpired(t *testing.T) {
+	for _, produce := range []bool{true, false} {
+		for _, upTo := range []string{"data", "lists"} {
+			t.Run(fmt.Sprintf("produce%v/%s", produce, upTo), func(t *testing.T) {
+				for seed := uint64(1); seed < 20; seed++ {
+					if halfExpired(t, produce, upTo, seed) {
+						return
+					}
+				}
+				t.Fatal("no seed has an earliest changelog with files to delete")
+			})
+		}
+	}
+}
+
+// halfExpired runs the test of TestDecoupledRunFinishesAChangelogPaimonHalfExpired
+// on one seed; false when the earliest changelog has nothing to delete.
+func halfExpired(t *testing.T, produce bool, upTo string, seed uint64) bool {
+	ctx := context.Background()
+	ref, o, rep := decoupledState(t, produce, seed)
+	sim, _, _ := decoupledState(t, produce, seed)
+	// What Paimon deletes for the earliest changelog alone.
+	var tags []table.Snapshot
+	tl, err := table.ReadTags(ctx, sim.FS, sim.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range tl {
+		tags = append(tags, tg.Snapshot)
+	}
+	snaps := ids(t, sim, "snapshot", "snapshot-")
+	next := rep.End
+	if len(rep.Changelogs) > 1 {
+		next = rep.Changelogs[1]
+	}
+	plan, err := expire.PlanChangelogs(ctx, sim.Source().Meta, produce, []table.Snapshot{sim.Snapshots[rep.Changelogs[0]]},
+		sim.Snapshots[next], sim.Snapshots[snaps[0]], tags, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doomed := slices.Clone(plan.DataFiles)
+	if upTo == "lists" {
+		for _, n := range slices.Concat(plan.Manifests, plan.ManifestLists) {
+			doomed = append(doomed, filepath.Join(sim.Root, "manifest", n))
+		}
+	}
+	if len(plan.DataFiles) == 0 {
+		return false
+	}
+	for _, p := range doomed {
+		if err := sim.FS.Delete(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := expire.Run(ctx, ref.Source(), o); err != nil {
+		t.Fatal(err)
+	}
+	o.Now = time.UnixMilli(sim.TimeMillis()).Add(time.Minute)
+	if _, err := expire.Run(ctx, sim.Source(), o); err != nil {
+		t.Fatalf("after a half-finished Paimon changelog expiry: %v", err)
+	}
+	want, _ := expiretest.AllFiles(ctx, ref.FS, ref.Root)
+	got, _ := expiretest.AllFiles(ctx, sim.FS, sim.Root)
+	if !slices.Equal(rel(got, sim.Root), rel(want, ref.Root)) {
+		t.Fatalf("seed %d: files differ from a run on the intact table:\n got %v\nwant %v", seed, rel(got, sim.Root), rel(want, ref.Root))
+	}
+	return true
 }

@@ -31,7 +31,14 @@ type Root struct {
 	// it still exists (see Reacher.ChangelogNeeds).
 	Changelog   bool
 	ChangelogID int64
-	Snapshot    table.Snapshot
+	// Partial is set for the earliest long-lived changelog of a branch:
+	// Paimon's changelog expiry dismantles changelogs one at a time from
+	// the earliest and writes no hint before it finishes, so a crash leaves
+	// that one changelog with some of its files gone. Whatever of it is
+	// missing is no damage (its read was broken by the expiry that was
+	// removing it; no other root reaches anything through its files).
+	Partial  bool
+	Snapshot table.Snapshot
 }
 
 // Reacher reads every metadata file the roots it is given reach: manifest
@@ -151,7 +158,7 @@ func (r *Reacher) walk(ctx context.Context, rt Root) error {
 		}
 		changelog := l == changelogList
 		// optional: a missing file is no damage, the root does not need it.
-		optional := (changelog && rt.Tag) || (rt.Changelog && !changelog)
+		optional := (changelog && rt.Tag) || (rt.Changelog && !changelog) || rt.Partial
 		if changelog && rt.Tag && !r.TagChangelogs {
 			continue
 		}
@@ -325,6 +332,7 @@ func KeptRoots(ctx context.Context, src Source, branchRoot, name string, from in
 				rt.ID = id
 			} else {
 				rt.Changelog, rt.ChangelogID = true, id
+				rt.Partial = id == ids[0]
 			}
 			roots = append(roots, rt)
 		}
