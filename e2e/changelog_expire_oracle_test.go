@@ -79,8 +79,9 @@ func idsIn(files []string, prefix string) []int64 {
 
 // TestDecoupledChangelogExpiryAgainstJava proves the decoupled changelog
 // lifecycle on tables Java wrote with changelog-producer input (writers
-// write the changelog), lookup (compacting writers) and none (the APPEND
-// files are the changelog), with a tag and, in the last round, a consumer
+// write the changelog), full-compaction and lookup with deletion vectors
+// (compacting writers) and none (the APPEND files are the changelog), with
+// a tag and, in the last round, a consumer
 // with consumer.changelog-only: over rounds of Java writes,
 //   - compactd's snapshot expiry followed by its changelog expiry leaves
 //     exactly the files Paimon's (ExpireSnapshotsImpl then
@@ -120,7 +121,7 @@ func TestDecoupledChangelogExpiryAgainstJava(t *testing.T) {
 		consumer  int64
 		clExpired bool
 	}
-	cases := []*clCase{{producer: "input", bucket: 2}, {producer: "lookup", compacted: true, bucket: 1},
+	cases := []*clCase{{producer: "input", bucket: 2}, {producer: "full-compaction", compacted: true, bucket: 1},
 		{producer: "none", compacted: true, bucket: 1}, {producer: "lookup", compacted: true, bucket: 2, dv: true}}
 	const tbl = "db.cl"
 	write := func(c *clCase, round int, n int) interop.BatchRequest {
@@ -191,6 +192,9 @@ func TestDecoupledChangelogExpiryAgainstJava(t *testing.T) {
 				spec.Options = map[string]string{
 					"changelog-producer":        c.producer,
 					"snapshot.num-retained.min": "1000", "snapshot.num-retained.max": "1000",
+				}
+				if c.producer == "full-compaction" {
+					spec.Options["full-compaction.delta-commits"] = "1"
 				}
 				if c.dv {
 					// Index manifests (deletion vectors) that expired
@@ -340,18 +344,20 @@ func TestDecoupledChangelogExpiryAgainstJava(t *testing.T) {
 	res = run(reqs)
 	for i, c := range cases {
 		checkReads(c, "after compactd's orphan cleanup", res[i*nreads:(i+1)*nreads])
-		if c.dv {
-			shared := false
-			for _, id := range idsIn(tableFiles(t, c.root), "changelog/changelog-") {
-				cl, err := table.ReadSnapshotFile(ctx, c.tb.FileIO(), table.ChangelogFilePath(c.root, id))
-				if err != nil {
-					t.Fatal(err)
-				}
-				shared = shared || cl.IndexManifest != nil
+		index, changelog := false, false
+		for _, id := range idsIn(tableFiles(t, c.root), "changelog/changelog-") {
+			cl, err := table.ReadSnapshotFile(ctx, c.tb.FileIO(), table.ChangelogFilePath(c.root, id))
+			if err != nil {
+				t.Fatal(err)
 			}
-			if !shared {
-				t.Fatal("deletion vectors: no long-lived changelog names an index manifest")
-			}
+			index = index || cl.IndexManifest != nil
+			changelog = changelog || cl.ChangelogManifestList != nil
+		}
+		if c.dv && !index {
+			t.Fatal("deletion vectors: no long-lived changelog names an index manifest")
+		}
+		if changelog != (c.producer != "none") {
+			t.Fatalf("%s: a long-lived changelog with changelog files: %v", c.producer, changelog)
 		}
 	}
 }
