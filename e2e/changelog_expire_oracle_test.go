@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -105,7 +106,6 @@ func TestDecoupledChangelogExpiryAgainstJava(t *testing.T) {
 		"changelog.num-retained.min": "2", "changelog.num-retained.max": "8", "changelog.time-retained": "1 h",
 		"consumer.changelog-only": "true",
 	}
-	retJSON, _ := json.Marshal(retention)
 	type clCase struct {
 		producer  string
 		compacted bool // writers compact (and wait for it)
@@ -118,11 +118,23 @@ func TestDecoupledChangelogExpiryAgainstJava(t *testing.T) {
 		javaLeft  []string
 		contents  map[string]string
 		dv        bool
+		// retention overrides the common retention
+		retention map[string]string
+		retJSON   string
 		consumer  int64
 		clExpired bool
 	}
 	cases := []*clCase{{producer: "input", bucket: 2}, {producer: "full-compaction", compacted: true, bucket: 1},
-		{producer: "none", compacted: true, bucket: 1}, {producer: "lookup", compacted: true, bucket: 2, dv: true}}
+		// Old changelogs: the changelog window is changelog.num-retained.min.
+		{producer: "none", compacted: true, bucket: 1, retention: map[string]string{"changelog.time-retained": "1 ms", "changelog.num-retained.min": "4"}},
+		{producer: "lookup", compacted: true, bucket: 2, dv: true}}
+	for _, c := range cases {
+		r := maps.Clone(retention)
+		maps.Copy(r, c.retention)
+		c.retention = r
+		b, _ := json.Marshal(r)
+		c.retJSON = string(b)
+	}
 	const tbl = "db.cl"
 	write := func(c *clCase, round int, n int) interop.BatchRequest {
 		var commits [][]string
@@ -147,14 +159,14 @@ func TestDecoupledChangelogExpiryAgainstJava(t *testing.T) {
 	}
 	javaExpire := func(c *clCase) interop.BatchRequest {
 		f := flags(c.wh, tbl)
-		f["options"], f["report-created"] = string(retJSON), "true"
+		f["options"], f["report-created"] = c.retJSON, "true"
 		return interop.BatchRequest{Verb: "expire", Flags: f}
 	}
 	reads := func(c *clCase) []interop.BatchRequest {
 		s := flags(c.wh, tbl)
 		s["from"] = strconv.FormatInt(c.from, 10)
 		// The reader must know the changelog is decoupled to read changelog/.
-		s["options"] = string(retJSON)
+		s["options"] = c.retJSON
 		return []interop.BatchRequest{readReq(c.wh, tbl), readReq(c.wh, tbl, "tag", "t1"), {Verb: "expire-stream", Flags: s}}
 	}
 	const nreads = 3
@@ -210,7 +222,7 @@ func TestDecoupledChangelogExpiryAgainstJava(t *testing.T) {
 				reqs = append(reqs, reads(c)...)
 				n := 3
 				if round == rounds-1 {
-					n = 7 // far enough past the consumer for the window to reach it
+					n = 6 // far enough past the consumer for the window to reach it
 					ids, err := c.tb.SnapshotIDs(ctx)
 					if err != nil {
 						t.Fatal(err)
@@ -246,7 +258,7 @@ func TestDecoupledChangelogExpiryAgainstJava(t *testing.T) {
 				for k, v := range c.tb.Options().Raw {
 					merged[k] = v
 				}
-				for k, v := range retention {
+				for k, v := range c.retention {
 					merged[k] = v
 				}
 				eo, err := expire.OptionsFromTable(merged)
