@@ -54,6 +54,11 @@ type ChangelogSelection struct {
 	End int64
 	// Expire lists the existing changelog ids in [Earliest, End), ascending.
 	Expire []int64
+	// BelowEarliest: the window ends below the earliest changelog (a
+	// consumer or changelog.num-retained.min keeps more than there is).
+	// Nothing expires; Paimon 1.4 then fails reading that changelog and
+	// leaves the EARLIEST hint alone, and so does ExpireChangelogs.
+	BelowEarliest bool
 }
 
 // SelectChangelogs decides which long-lived changelogs expire, as
@@ -119,6 +124,7 @@ func SelectChangelogs(in ChangelogSelectInput) (ChangelogSelection, error) {
 		}
 	}
 	if end <= earliest {
+		sel.BelowEarliest = end < earliest
 		return sel, nil
 	}
 	i, found := slices.BinarySearch(ids, end)
@@ -415,7 +421,7 @@ func ExpireChangelogs(ctx context.Context, src reach.Source, o RunOptions) (Chan
 	}
 	rep.Earliest, rep.Latest, rep.End = sel.Earliest, sel.Latest, sel.End
 	if len(sel.Expire) == 0 {
-		if o.DryRun {
+		if o.DryRun || sel.BelowEarliest {
 			return rep, nil
 		}
 		// Java's expireUntil writes the hint even when nothing expires.

@@ -168,6 +168,7 @@ func TestSelectChangelogsWindow(t *testing.T) {
 		changelogOnly    bool
 		wantEnd          int64
 		wantExpireLength int
+		below            bool
 	}
 	seq := func(a, b int64) []int64 {
 		var out []int64
@@ -188,6 +189,8 @@ func TestSelectChangelogsWindow(t *testing.T) {
 		{name: "nothing", changelogs: seq(5, 10), latestSnapshot: 14, cmin: 1, cmax: 20, timeRetained: 1000 * time.Second, wantEnd: 5},
 		{name: "gap lowers end", changelogs: []int64{1, 2, 3, 7, 8, 9}, latestSnapshot: 14, cmin: 1, cmax: 9, consumers: []int64{5}, wantEnd: 3, wantExpireLength: 2},
 		{name: "no snapshot", changelogs: seq(1, 10), latestSnapshot: 0, cmin: 1, cmax: 2, wantEnd: 1},
+		{name: "consumer below the earliest", changelogs: seq(5, 10), latestSnapshot: 14, cmin: 1, cmax: 2, consumers: []int64{3}, wantEnd: 5, below: true},
+		{name: "min keeps more than there is", changelogs: seq(5, 10), latestSnapshot: 14, cmin: 12, cmax: 12, wantEnd: 5, below: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := base
@@ -206,6 +209,9 @@ func TestSelectChangelogsWindow(t *testing.T) {
 			sel, err := expire.SelectChangelogs(in)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if sel.BelowEarliest != c.below {
+				t.Fatalf("BelowEarliest %v, want %v", sel.BelowEarliest, c.below)
 			}
 			if sel.End != c.wantEnd || len(sel.Expire) != c.wantExpireLength {
 				t.Fatalf("End %d expire %v; want End %d and %d expired", sel.End, sel.Expire, c.wantEnd, c.wantExpireLength)
