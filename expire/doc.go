@@ -11,5 +11,10 @@
 // PlanFiles (plan.go) finds the files only they reach, walking metadata
 // through table/reach; Run (run.go) reads everything kept first, then
 // deletes; Options (options.go) are the expiration settings read from table
-// options.
+// options. Tables whose changelog outlives their snapshots (changelog.*
+// retention above snapshot.*, Paimon's ExpireChangelogImpl and
+// ChangelogDeletion) keep long-lived changelogs in changelog/: Run writes
+// them for the snapshots it expires (PlanFilesFor keeps what they need),
+// then ExpireChangelogs (changelog.go) expires them with SelectChangelogs
+// and PlanChangelogs.
 package expire

@@ -1,6 +1,7 @@
 package expire
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/compactd/compactd/table"
@@ -24,9 +25,27 @@ type Options struct {
 	ConsumerChangelogOnly bool
 
 	// ChangelogDecoupled is true when the changelog.* retention exceeds the
-	// snapshot retention. Run refuses such tables: expiring them needs the
-	// long-lived changelog bookkeeping of ExpireChangelogImpl.
+	// snapshot retention (CoreOptions.changelogLifecycleDecoupled): expired
+	// snapshots then leave their changelog behind as
+	// changelog/changelog-<id>, and Run expires those by the changelog
+	// retention below. Resolve recomputes it.
 	ChangelogDecoupled bool
+	// ChangelogRetainMin, ChangelogRetainMax and ChangelogTimeRetained are
+	// changelog.num-retained.min/max and changelog.time-retained, each
+	// falling back to the snapshot value when the table does not set it.
+	ChangelogRetainMin    int
+	ChangelogRetainMax    int
+	ChangelogTimeRetained time.Duration
+	// ProduceChangelog is changelog-producer != none. With a decoupled
+	// lifecycle and no producer, the changelog is the APPEND data files:
+	// snapshot expiry keeps those and the data manifests, and changelog
+	// expiry deletes them.
+	ProduceChangelog bool
+
+	// changelogSet records which changelog.* options the table sets, so
+	// that Resolve lets the others follow overridden snapshot values, as
+	// Java's ExpireConfig builder does.
+	changelogMinSet, changelogMaxSet, changelogTimeSet bool
 
 	// CleanEmptyDirectories is snapshot.clean-empty-directories.
 	CleanEmptyDirectories bool
@@ -39,9 +58,48 @@ func DefaultOptions() Options {
 	return FromTable(t)
 }
 
-// Validate checks the invariants Java enforces before expiring.
+// Validate checks the invariants Java enforces before expiring (for the
+// changelog retention, ExpireChangelogImpl's, checked here before anything
+// is deleted rather than after snapshot expiry as Java does).
 func (o Options) Validate() error {
-	return table.ValidateRetention(o.RetainMin, o.RetainMax, o.Limit, o.TimeRetained)
+	if err := table.ValidateRetention(o.RetainMin, o.RetainMax, o.Limit, o.TimeRetained); err != nil {
+		return err
+	}
+	if o.ChangelogDecoupled {
+		if o.ChangelogRetainMax < o.ChangelogRetainMin {
+			return fmt.Errorf("changelog retainMax (%d) must not be less than retainMin (%d)", o.ChangelogRetainMax, o.ChangelogRetainMin)
+		}
+		if o.ChangelogTimeRetained < 0 {
+			return fmt.Errorf("changelog.time-retained must not be negative, got %s", o.ChangelogTimeRetained)
+		}
+	}
+	return nil
+}
+
+// Resolve applies the fallbacks after the snapshot retention was changed
+// (command-line overrides): changelog values the table does not set follow
+// the snapshot values, and ChangelogDecoupled is recomputed.
+func (o Options) Resolve() Options {
+	if !o.changelogMinSet {
+		o.ChangelogRetainMin = o.RetainMin
+	}
+	if !o.changelogMaxSet {
+		o.ChangelogRetainMax = o.RetainMax
+	}
+	if !o.changelogTimeSet {
+		o.ChangelogTimeRetained = o.TimeRetained
+	}
+	o.ChangelogDecoupled = o.ChangelogRetainMax > o.RetainMax || o.ChangelogRetainMin > o.RetainMin ||
+		o.ChangelogTimeRetained > o.TimeRetained
+	return o
+}
+
+// SetChangelogRetention sets the changelog retention explicitly (as the
+// changelog.* options would) and recomputes ChangelogDecoupled.
+func (o Options) SetChangelogRetention(retainMin, retainMax int, timeRetained time.Duration) Options {
+	o.ChangelogRetainMin, o.ChangelogRetainMax, o.ChangelogTimeRetained = retainMin, retainMax, timeRetained
+	o.changelogMinSet, o.changelogMaxSet, o.changelogTimeSet = true, true, true
+	return o.Resolve()
 }
 
 // FromTable takes the expiration options from a table's typed options. It
@@ -57,7 +115,14 @@ func FromTable(t *table.Options) Options {
 		// (CoreOptions.changelogLifecycleDecoupled).
 		ChangelogDecoupled:    t.ChangelogLifecycleDecoupled(),
 		CleanEmptyDirectories: t.SnapshotCleanEmptyDirectories,
+		ChangelogRetainMin:    t.ChangelogNumRetainedMin,
+		ChangelogRetainMax:    t.ChangelogNumRetainedMax,
+		ChangelogTimeRetained: t.ChangelogTimeRetained,
+		ProduceChangelog:      t.ChangelogProducer != "" && t.ChangelogProducer != table.ChangelogNone,
 	}
+	_, o.changelogMinSet = t.Raw[table.OptChangelogNumRetainedMin]
+	_, o.changelogMaxSet = t.Raw[table.OptChangelogNumRetainedMax]
+	_, o.changelogTimeSet = t.Raw[table.OptChangelogTimeRetained]
 	if t.ConsumerExpirationTime != nil {
 		o.ConsumerExpiration = *t.ConsumerExpirationTime
 	}

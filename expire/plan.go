@@ -65,6 +65,29 @@ type MissingOK func(ctx context.Context, s table.Snapshot) (bool, error)
 // snapshot: files and manifests are immutable and names are never reused).
 // Memory is bounded by one delta, one tag's live set and the skip set.
 func PlanFiles(ctx context.Context, md reach.Metadata, expiring []table.Snapshot, end *table.Snapshot, tags []table.Snapshot, missingOK MissingOK) (Plan, error) {
+	return PlanFilesFor(ctx, md, Lifecycle{}, expiring, end, tags, missingOK)
+}
+
+// Lifecycle says how snapshot expiry treats the changelog (Paimon's
+// SnapshotDeletion with changelogDecoupled and produceChangelog).
+type Lifecycle struct {
+	// Decoupled: the changelog outlives the snapshot as a long-lived
+	// changelog, so changelog files, changelog manifests and changelog
+	// manifest lists of expired snapshots are kept for changelog expiry.
+	Decoupled bool
+	// ProduceChangelog is changelog-producer != none. Decoupled without a
+	// producer, the changelog is the APPEND data files: those (and files
+	// without a recorded source) are kept, and so are the base and delta
+	// manifest lists and their manifests.
+	ProduceChangelog bool
+}
+
+// PlanFilesFor is PlanFiles for a table whose changelog lifecycle is lc.
+// Index manifests, index files and statistics files are planned in every
+// lifecycle, as in Java.
+func PlanFilesFor(ctx context.Context, md reach.Metadata, lc Lifecycle, expiring []table.Snapshot, end *table.Snapshot, tags []table.Snapshot, missingOK MissingOK) (Plan, error) {
+	keepAppend := lc.Decoupled && !lc.ProduceChangelog
+	keepDataManifests := lc.Decoupled && !lc.ProduceChangelog
 	var p Plan
 	if len(expiring) == 0 {
 		return p, nil
@@ -135,6 +158,9 @@ func PlanFiles(ctx context.Context, md reach.Metadata, expiring []table.Snapshot
 			if skip != nil && skip.contains(e) {
 				continue
 			}
+			if keepAppend && !e.Compacted {
+				continue // the changelog: left to changelog expiry
+			}
 			addData(e.Path)
 			for _, x := range e.ExtraPaths {
 				addData(x)
@@ -142,8 +168,11 @@ func PlanFiles(ctx context.Context, md reach.Metadata, expiring []table.Snapshot
 		}
 	}
 
-	// Changelog files of [begin, end).
+	// Changelog files of [begin, end), unless they outlive the snapshots.
 	for _, s := range expiring {
+		if lc.Decoupled {
+			break
+		}
 		cl := reach.Opt(s.ChangelogManifestList)
 		if cl == "" {
 			continue
@@ -189,7 +218,13 @@ func PlanFiles(ctx context.Context, md reach.Metadata, expiring []table.Snapshot
 		if err := ctx.Err(); err != nil {
 			return Plan{}, err
 		}
-		lists := []string{s.BaseManifestList, s.DeltaManifestList, reach.Opt(s.ChangelogManifestList)}
+		var lists []string
+		if !keepDataManifests {
+			lists = append(lists, s.BaseManifestList, s.DeltaManifestList)
+		}
+		if !lc.Decoupled {
+			lists = append(lists, reach.Opt(s.ChangelogManifestList))
+		}
 		for _, l := range lists {
 			if l == "" {
 				continue

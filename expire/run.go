@@ -44,13 +44,20 @@ type Report struct {
 	// retained snapshot, a tag or a branch still reaches (a branch created
 	// from a tag that was deleted since, for instance): they are kept.
 	Protected []string
+	// ChangelogsWritten are the ids of the long-lived changelogs written
+	// for expired snapshots (decoupled changelog lifecycle only).
+	ChangelogsWritten []int64
+	// Changelog is what changelog expiry did after snapshot expiry
+	// (decoupled changelog lifecycle only).
+	Changelog ChangelogReport
 }
 
-// Files is the number of files the run deleted (or would delete), snapshot
-// and consumer files included.
+// Files is the number of files the run deleted (or would delete), snapshot,
+// consumer and changelog expiry files included.
 func (r *Report) Files() int {
 	return len(r.Snapshots) + len(r.Consumers) + len(r.DataFiles) + len(r.Manifests) +
-		len(r.ManifestLists) + len(r.IndexFiles) + len(r.IndexManifests) + len(r.Statistics)
+		len(r.ManifestLists) + len(r.IndexFiles) + len(r.IndexManifests) + len(r.Statistics) +
+		r.Changelog.Files()
 }
 
 // Run expires the snapshots Select chooses on the main branch of src and
@@ -87,15 +94,31 @@ func (r *Report) Files() int {
 // table and the file, and nothing is deleted or written. A planned file
 // that anything kept still reaches is kept and reported in Protected.
 //
-// Tables with a decoupled changelog lifecycle are refused.
+// With a decoupled changelog lifecycle (Options.ChangelogDecoupled), the
+// changelog of every expired snapshot is kept: its changelog files,
+// changelog manifests and list, and without a changelog producer its
+// APPEND data files and data manifests. Before snapshot-<id> is deleted,
+// changelog/changelog-<id> is written and the changelog LATEST hint set,
+// as Paimon does; then, once snapshot expiry is done, ExpireChangelogs
+// runs (as Paimon's committer runs ExpireChangelogImpl after
+// ExpireSnapshotsImpl) and its report is Report.Changelog.
 func Run(ctx context.Context, src reach.Source, o RunOptions) (Report, error) {
-	rep := Report{DryRun: o.DryRun}
 	if err := o.Options.Validate(); err != nil {
+		return Report{DryRun: o.DryRun}, err
+	}
+	if o.Now.IsZero() {
+		return Report{DryRun: o.DryRun}, errors.New("expire: RunOptions.Now is required")
+	}
+	rep, err := expireSnapshots(ctx, src, o)
+	if err != nil || !o.ChangelogDecoupled {
 		return rep, err
 	}
-	if o.ChangelogDecoupled {
-		return rep, fmt.Errorf("expire %s: decoupled changelog lifecycle (changelog.* retention above snapshot.*) is not supported", src.Root)
-	}
+	rep.Changelog, err = ExpireChangelogs(ctx, src, o)
+	return rep, err
+}
+
+func expireSnapshots(ctx context.Context, src reach.Source, o RunOptions) (Report, error) {
+	rep := Report{DryRun: o.DryRun}
 	if o.Now.IsZero() {
 		return rep, errors.New("expire: RunOptions.Now is required")
 	}
@@ -222,7 +245,8 @@ func Run(ctx context.Context, src reach.Source, o RunOptions) (Report, error) {
 		}
 		return vanish.MayBeMissing(ctx, table.SnapshotPath(src.Root, s.ID), src.Root, s.ID)
 	}
-	plan, err := PlanFiles(ctx, src.Meta, expiring, end, tags, missingOK)
+	lc := Lifecycle{Decoupled: o.ChangelogDecoupled, ProduceChangelog: o.ProduceChangelog}
+	plan, err := PlanFilesFor(ctx, src.Meta, lc, expiring, end, tags, missingOK)
 	if err != nil {
 		return rep, fmt.Errorf("expire %s: %w", src.Root, table.WithTable(err, src.Root))
 	}
@@ -247,6 +271,9 @@ func Run(ctx context.Context, src reach.Source, o RunOptions) (Report, error) {
 	rep.Statistics = inDir(fileio.Join(src.Root, "statistics"), plan.Statistics)
 	for _, s := range expiring {
 		rep.Snapshots = append(rep.Snapshots, s.ID)
+		if o.ChangelogDecoupled {
+			rep.ChangelogsWritten = append(rep.ChangelogsWritten, s.ID)
+		}
 	}
 	if err := confined(ctx, src, &rep); err != nil {
 		return rep, err
@@ -284,6 +311,15 @@ func Run(ctx context.Context, src reach.Source, o RunOptions) (Report, error) {
 		}
 	}
 	for _, s := range expiring {
+		if o.ChangelogDecoupled {
+			// The changelog outlives the snapshot: write it (atomically,
+			// replacing what a crashed run may have written) before the
+			// snapshot file goes, then move the LATEST hint, as Paimon's
+			// ExpireSnapshotsImpl does.
+			if err := writeChangelog(ctx, fs, src.Root, s); err != nil {
+				return rep, fmt.Errorf("expire %s: %w", src.Root, err)
+			}
+		}
 		p := table.SnapshotPath(src.Root, s.ID)
 		if err := fs.Delete(ctx, p); err != nil {
 			return rep, fmt.Errorf("expire %s: delete %s: %w", src.Root, p, err)
@@ -328,6 +364,19 @@ func cleanEmptyDirs(ctx context.Context, fs fileio.FileIO, root string, files []
 // them reaches, reporting it in rep.Protected. Any unreadable file is a
 // *table.DamagedError.
 func protectKept(ctx context.Context, src reach.Source, vanish reach.Vanish, end int64, plan *Plan, rep *Report) error {
+	kept := func(rt reach.Root) bool { return true }
+	protected, err := protectRoots(ctx, src, vanish, end, kept, true, plan)
+	rep.Protected = append(rep.Protected, protected...)
+	return err
+}
+
+// protectRoots is protectKept for any run: roots are main's snapshots from
+// end on (all when end <= 0) and every tag and long-lived changelog of
+// main for which kept is true, and every branch's snapshots, tags and
+// changelogs. changelogNeeds is reach.Reacher.ChangelogNeeds. It returns
+// the paths it removed from the plan.
+func protectRoots(ctx context.Context, src reach.Source, vanish reach.Vanish, end int64, kept func(reach.Root) bool, changelogNeeds bool, plan *Plan) ([]string, error) {
+	rep := &Report{}
 	// Data files are protected when live in a kept root; manifest-level
 	// files, index and statistics files when merely named by one.
 	plannedData, planned := map[string]bool{}, map[string]bool{}
@@ -349,35 +398,42 @@ func protectKept(ctx context.Context, src reach.Source, vanish reach.Vanish, end
 				reached[name] = true
 			}
 		},
-		Track:    func(name string) bool { return plannedData[name] },
-		MarkLive: func(name string) { reached[name] = true },
+		Track:          func(name string) bool { return plannedData[name] },
+		MarkLive:       func(name string) { reached[name] = true },
+		ChangelogNeeds: changelogNeeds,
 	}
-	roots, err := reach.KeptRoots(ctx, src, src.Root, "", end)
+	all, err := reach.KeptRoots(ctx, src, src.Root, "", end)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	var roots []reach.Root
+	for _, rt := range all {
+		if kept(rt) {
+			roots = append(roots, rt)
+		}
 	}
 	branchRoots, names, err := table.BranchRoots(ctx, src.FS, src.Root)
 	if err != nil {
-		return table.WithTable(err, src.Root)
+		return nil, table.WithTable(err, src.Root)
 	}
 	for i, b := range branchRoots {
 		more, err := reach.KeptRoots(ctx, src, b, names[i], 0)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		roots = append(roots, more...)
 	}
 	for _, rt := range roots {
 		ok, err := r.Walk(ctx, rt)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if !ok && rt.BranchRoot == src.Root && rt.ID == end {
-			return fmt.Errorf("expire %s: retained snapshot %d vanished during the run", src.Root, end)
+		if !ok && rt.BranchRoot == src.Root && end > 0 && rt.ID == end {
+			return nil, fmt.Errorf("expire %s: retained snapshot %d vanished during the run", src.Root, end)
 		}
 	}
 	if len(reached) == 0 {
-		return nil
+		return nil, nil
 	}
 	keepPaths := func(paths []string) []string {
 		out := paths[:0:0]
@@ -416,9 +472,9 @@ func protectKept(ctx context.Context, src reach.Source, vanish reach.Vanish, end
 		idx = append(idx, f)
 	}
 	plan.IndexFiles = idx
-	slog.Warn("expire: files of the expired range are still reached from a kept snapshot, tag or branch; keeping them",
+	slog.Warn("expire: files of the expired range are still reached from a kept snapshot, tag, changelog or branch; keeping them",
 		"table", src.Root, "files", len(rep.Protected))
-	return nil
+	return rep.Protected, nil
 }
 
 // confined checks, before the first deletion, that every file the run is
@@ -427,11 +483,31 @@ func protectKept(ctx context.Context, src reach.Source, vanish reach.Vanish, end
 // deletion out of it. Files outside the root (data-file.external-paths) are
 // where the table's metadata puts them and are not checked.
 func confined(ctx context.Context, src reach.Source, rep *Report) error {
+	var snapFiles, consumers []string
+	for _, id := range rep.Snapshots {
+		snapFiles = append(snapFiles, table.SnapshotPath(src.Root, id))
+	}
+	for _, id := range rep.ChangelogsWritten {
+		snapFiles = append(snapFiles, table.ChangelogFilePath(src.Root, id))
+	}
+	if len(rep.ChangelogsWritten) > 0 {
+		// The directory too: a link there would lead the writes out.
+		snapFiles = append(snapFiles, fileio.Join(src.Root, table.ChangelogDir), table.ChangelogHintPath(src.Root, false))
+	}
+	for _, c := range rep.Consumers {
+		consumers = append(consumers, fileio.Join(src.Root, "consumer", "consumer-"+c))
+	}
+	return confinedPaths(ctx, src, rep.DataFiles, rep.Manifests, rep.ManifestLists, rep.IndexFiles, rep.IndexManifests, rep.Statistics, snapFiles, consumers)
+}
+
+// confinedPaths is the check of confined for any lists of paths: files a
+// run deletes or (changelog files, hints) writes.
+func confinedPaths(ctx context.Context, src reach.Source, lists ...[]string) error {
 	cf, err := table.NewConfine(ctx, src.FS, src.Root)
 	if err != nil {
 		return fmt.Errorf("expire %s: %w", src.Root, err)
 	}
-	check := func(paths []string) error {
+	for _, paths := range lists {
 		for _, p := range paths {
 			if !strings.HasPrefix(p, cf.Root+"/") {
 				continue
@@ -440,19 +516,20 @@ func confined(ctx context.Context, src reach.Source, rep *Report) error {
 				return fmt.Errorf("expire %s: %w", src.Root, err)
 			}
 		}
-		return nil
-	}
-	var snapFiles, consumers []string
-	for _, id := range rep.Snapshots {
-		snapFiles = append(snapFiles, table.SnapshotPath(src.Root, id))
-	}
-	for _, c := range rep.Consumers {
-		consumers = append(consumers, fileio.Join(src.Root, "consumer", "consumer-"+c))
-	}
-	for _, paths := range [][]string{rep.DataFiles, rep.Manifests, rep.ManifestLists, rep.IndexFiles, rep.IndexManifests, rep.Statistics, snapFiles, consumers} {
-		if err := check(paths); err != nil {
-			return err
-		}
 	}
 	return nil
+}
+
+// writeChangelog writes changelog/changelog-<id> for snapshot s and sets
+// the changelog LATEST hint to its id. Both writes replace atomically.
+func writeChangelog(ctx context.Context, fs fileio.FileIO, root string, s table.Snapshot) error {
+	data, err := s.AsChangelog().MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("encode changelog %d: %w", s.ID, err)
+	}
+	p := table.ChangelogFilePath(root, s.ID)
+	if err := fileio.WriteFile(ctx, fs, p, data); err != nil {
+		return fmt.Errorf("write changelog %s: %w", p, err)
+	}
+	return table.WriteHint(ctx, fs, table.ChangelogHintPath(root, false), s.ID)
 }

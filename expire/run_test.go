@@ -178,16 +178,6 @@ func TestRunDryRunReportsTheSameAndDeletesNothing(t *testing.T) {
 	}
 }
 
-func TestRunRefusesDecoupledChangelog(t *testing.T) {
-	fs := fileio.NewLocal()
-	sim := history(t, fs, t.TempDir(), 1, 3, false, false)
-	o := opts(sim, 1, 10, 10, 0)
-	o.ChangelogDecoupled = true
-	if _, err := expire.Run(context.Background(), sim.Source(), o); err == nil {
-		t.Fatal("want refusal")
-	}
-}
-
 // For every crash point k of an expiration, the table stays readable from
 // its earliest snapshot and a rerun ends in the same state as a run that
 // never crashed.

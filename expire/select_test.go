@@ -193,7 +193,8 @@ func TestOptionsFromTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Options{RetainMin: 2, RetainMax: 7, TimeRetained: 30 * time.Minute, Limit: 3, ConsumerExpiration: 24 * time.Hour, CleanEmptyDirectories: true}
+	want := Options{RetainMin: 2, RetainMax: 7, TimeRetained: 30 * time.Minute, Limit: 3, ConsumerExpiration: 24 * time.Hour, CleanEmptyDirectories: true,
+		ChangelogRetainMin: 2, ChangelogRetainMax: 7, ChangelogTimeRetained: 30 * time.Minute}
 	if o != want {
 		t.Fatalf("got %+v, want %+v", o, want)
 	}
@@ -216,5 +217,28 @@ func TestOptionsFromTable(t *testing.T) {
 		if d, err := table.ParseDuration(in); err != nil || d != want {
 			t.Errorf("ParseDuration(%q) = %v, %v; want %v", in, d, err, want)
 		}
+	}
+}
+
+// Changelog retention the table leaves unset follows the snapshot values,
+// also after command-line overrides of those (as Java's ExpireConfig
+// builder falls back); set values stay, and decoupling is recomputed.
+func TestOptionsResolveChangelogFallbacks(t *testing.T) {
+	o, err := OptionsFromTable(map[string]string{"snapshot.num-retained.min": "10", "changelog.num-retained.min": "20"})
+	if err != nil || !o.ChangelogDecoupled || o.ChangelogRetainMax != o.RetainMax || o.ChangelogTimeRetained != o.TimeRetained {
+		t.Fatalf("%+v %v", o, err)
+	}
+	o.RetainMin, o.RetainMax, o.TimeRetained = 30, 40, time.Minute
+	r := o.Resolve()
+	if r.ChangelogRetainMin != 20 || r.ChangelogRetainMax != 40 || r.ChangelogTimeRetained != time.Minute || r.ChangelogDecoupled {
+		t.Fatalf("after overriding the snapshot retention: %+v", r)
+	}
+	o, _ = OptionsFromTable(map[string]string{"snapshot.num-retained.min": "5"})
+	o.RetainMin = 2
+	if r := o.Resolve(); r.ChangelogRetainMin != 2 || r.ChangelogDecoupled {
+		t.Fatalf("an unset changelog.num-retained.min must follow the override: %+v", r)
+	}
+	if err := o.SetChangelogRetention(3, 2, 0).Validate(); err == nil {
+		t.Fatal("changelog max below min: want an error")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -354,4 +355,45 @@ func TestDaemonHaltsATableWhoseMetadataExpireCannotRead(t *testing.T) {
 	if ids, _ := m.tb.SnapshotIDs(ctx); len(ids) != len(idsBefore) {
 		t.Fatalf("snapshots %v after the halt, %v before", ids, idsBefore)
 	}
+}
+
+// The daemon's expire job expires tables whose changelog outlives their
+// snapshots (it refused them before): snapshot expiry keeps the changelog
+// of expired snapshots in changelog/, and changelog expiry, which runs
+// right after it, keeps changelog.num-retained.min of them.
+func TestDaemonExpiresADecoupledChangelog(t *testing.T) {
+	wh := t.TempDir()
+	rng := rand.New(rand.NewPCG(7, 8))
+	m := newModel(t, createTable(t, wh, "dec", map[string]string{
+		"changelog.num-retained.min": "3", "changelog.num-retained.max": "3",
+	}))
+	for i := 0; i < 6; i++ {
+		m.commit(t, rng, 10)
+	}
+	cfg := config(t, wh, map[string]string{
+		"compact.enabled": "false", "orphan.enabled": "false", "expire.schedule": "@every 1s",
+		"snapshot.num-retained.min": "1", "snapshot.num-retained.max": "1", "snapshot.time-retained": "1ms",
+	})
+	sc, stop := start(t, cfg, sched.Options{})
+	ctx := context.Background()
+	changelogs := func() []int64 {
+		ids, err := table.ListIDs(ctx, m.tb.FileIO(), filepath.Join(m.tb.Path(), "changelog"), "changelog-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	waitFor(t, "decoupled expiry", 15*time.Second, func() bool {
+		ids, _ := m.tb.SnapshotIDs(ctx)
+		st, _ := tableStatus(sc, "db.dec")
+		return len(ids) == 1 && slices.Equal(changelogs(), []int64{4, 5}) && !st.LastSuccess[policy.Expire].IsZero()
+	})
+	st, _ := tableStatus(sc, "db.dec")
+	if st.Halted != "" || st.LastSuccess[policy.Expire].IsZero() {
+		t.Fatalf("status %+v", st)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	m.check(t)
 }

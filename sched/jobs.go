@@ -116,9 +116,6 @@ func (s *Scheduler) execute(ctx context.Context, t *tableState, k policy.Kind, j
 		if err != nil {
 			return permanent(fmt.Errorf("expire %s: %w", t.name, err))
 		}
-		if eo.ChangelogDecoupled {
-			return permanent(fmt.Errorf("expire %s: tables whose changelog outlives snapshots (changelog.* retention) are not supported", t.name))
-		}
 		if j.TimeBudget > 0 {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, j.TimeBudget)
@@ -132,6 +129,9 @@ func (s *Scheduler) execute(ctx context.Context, t *tableState, k policy.Kind, j
 		if len(rep.Snapshots) > 0 {
 			rec.Snapshot = rep.End
 			log.Info("expired snapshots", "snapshot", rep.End, "expired", len(rep.Snapshots), "files_deleted", rep.Files())
+		}
+		if n := len(rep.Changelog.Changelogs); n > 0 {
+			log.Info("expired long-lived changelogs", "changelog", rep.Changelog.End, "expired", n, "files_deleted", rep.Changelog.Files())
 		}
 		if ids, err := tb.SnapshotIDs(ctx); err == nil {
 			s.mu.Lock()

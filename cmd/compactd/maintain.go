@@ -21,7 +21,9 @@ func newExpireCmd() *cobra.Command {
 		Use:   "expire <warehouse> <db.table>",
 		Short: "Expire old snapshots as Paimon does and delete the files only they referenced",
 		Long: `Expire snapshots by the table's snapshot.num-retained.min/max, snapshot.time-retained and
-snapshot.expire.limit (flags override them). Tags, consumers and branches protect what they need.
+snapshot.expire.limit (flags override them). When changelog.num-retained.min/max or
+changelog.time-retained outlive the snapshot retention, the changelog of expired snapshots is kept
+in changelog/ and expired afterwards by those options, as Paimon does. Tags, consumers and branches protect what they need.
 Files are deleted in an order that is safe if the process dies at any point; a re-run finishes the job.
 Nothing is deleted, and the exit status is non-zero, when a metadata file that anything kept still
 reaches is missing, unreadable or corrupt.`,
@@ -48,6 +50,8 @@ reaches is missing, unreadable or corrupt.`,
 			if cmd.Flags().Changed("limit") {
 				o.Limit = limit
 			}
+			// Unset changelog.* options follow overridden snapshot values.
+			o = o.Resolve()
 			rep, err := expire.Run(ctx, reach.TableSource(t), expire.RunOptions{Options: o, Now: time.Now(), DryRun: dryRun})
 			if err != nil {
 				return err
@@ -61,11 +65,19 @@ reaches is missing, unreadable or corrupt.`,
 			}
 			if len(rep.Snapshots) == 0 {
 				fmt.Printf("%s: nothing to expire (snapshots %d..%d)\n", t.FullName(), rep.Earliest, rep.Latest)
-				return nil
+			} else {
+				fmt.Printf("%s: %s %d snapshots (%d..%d), earliest is now %d; files: %d data, %d manifests, %d manifest lists, %d index, %d index manifests, %d statistics\n",
+					t.FullName(), verb, len(rep.Snapshots), rep.Snapshots[0], rep.Snapshots[len(rep.Snapshots)-1], rep.End,
+					len(rep.DataFiles), len(rep.Manifests), len(rep.ManifestLists), len(rep.IndexFiles), len(rep.IndexManifests), len(rep.Statistics))
 			}
-			fmt.Printf("%s: %s %d snapshots (%d..%d), earliest is now %d; files: %d data, %d manifests, %d manifest lists, %d index, %d index manifests, %d statistics\n",
-				t.FullName(), verb, len(rep.Snapshots), rep.Snapshots[0], rep.Snapshots[len(rep.Snapshots)-1], rep.End,
-				len(rep.DataFiles), len(rep.Manifests), len(rep.ManifestLists), len(rep.IndexFiles), len(rep.IndexManifests), len(rep.Statistics))
+			if n := len(rep.ChangelogsWritten); n > 0 {
+				fmt.Printf("%s: kept the changelog of %d expired snapshots in changelog/\n", t.FullName(), n)
+			}
+			if c := rep.Changelog; len(c.Changelogs) > 0 {
+				fmt.Printf("%s: %s %d long-lived changelogs (%d..%d), earliest is now %d; files: %d data, %d manifests, %d manifest lists\n",
+					t.FullName(), verb, len(c.Changelogs), c.Changelogs[0], c.Changelogs[len(c.Changelogs)-1], c.End,
+					len(c.DataFiles), len(c.Manifests), len(c.ManifestLists))
+			}
 			return nil
 		},
 	}

@@ -44,6 +44,9 @@ type Table struct {
 
 	// Snapshots holds every snapshot ever committed, by id.
 	Snapshots map[int64]table.Snapshot
+	// NoChangelog makes commits write no changelog files (a table with
+	// changelog-producer none, whose changelog is its APPEND files).
+	NoChangelog bool
 }
 
 // New creates an empty simulated table under root.
@@ -141,7 +144,7 @@ func (t *Table) Stage(ctx context.Context, advanceMillis int64) error {
 			}
 			delta = append(delta, e)
 		}
-		if t.rng.IntN(3) == 0 {
+		if t.rng.IntN(3) == 0 && !t.NoChangelog {
 			e, err := t.newDataFile(ctx, "changelog-", 0)
 			if err != nil {
 				return err
@@ -159,6 +162,7 @@ func (t *Table) Stage(ctx context.Context, advanceMillis int64) error {
 		if err != nil {
 			return err
 		}
+		e.Compacted = true
 		delta = append(delta, e)
 	default: // upgrade: same file, higher level
 		d := t.live[liveNames[t.rng.IntN(len(liveNames))]]
@@ -380,6 +384,32 @@ func (t *Table) Files(s table.Snapshot, withChangelog bool) []string {
 	}
 	if st := reach.Opt(s.Statistics); st != "" {
 		out = append(out, fileio.Join(t.Root, "statistics", st))
+	}
+	return out
+}
+
+// ChangelogFiles returns every path reading the changelog of s needs: its
+// changelog manifest list, manifests and files, or without one its delta
+// manifest list, manifests and the APPEND files it adds; with a changelog
+// producer (NoChangelog false), a snapshot that wrote no changelog has none.
+func (t *Table) ChangelogFiles(s table.Snapshot) []string {
+	man := func(n string) string { return fileio.Join(t.Root, "manifest", n) }
+	l := reach.Opt(s.ChangelogManifestList)
+	appendOnly := l == ""
+	if appendOnly && !t.NoChangelog {
+		return nil
+	}
+	if appendOnly {
+		l = s.DeltaManifestList
+	}
+	out := []string{man(l)}
+	for _, m := range t.lists[l] {
+		out = append(out, man(m))
+		for _, e := range t.manifests[m] {
+			if e.Kind == reach.Add && !(appendOnly && e.Compacted) {
+				out = append(out, e.Path)
+			}
+		}
 	}
 	return out
 }

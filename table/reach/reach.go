@@ -22,7 +22,22 @@ type Root struct {
 	// Tag is set for tags: expiration deletes the changelog of a tagged
 	// snapshot with the snapshot (as Paimon does), so a tag's changelog
 	// manifest list is not kept (see Reacher.TagChangelogs).
-	Tag      bool
+	Tag bool
+	// Changelog is set for long-lived changelogs (changelog/changelog-<id>,
+	// ChangelogID). Paimon's expiration of a decoupled table deletes their
+	// base and delta manifest lists (unless changelog-producer is none),
+	// index manifests and statistics files before it writes them, so only
+	// their changelog manifest list must be readable; the rest is read when
+	// it still exists (see Reacher.ChangelogNeeds).
+	Changelog   bool
+	ChangelogID int64
+	// Partial is set for the earliest long-lived changelog of a branch:
+	// Paimon's changelog expiry dismantles changelogs one at a time from
+	// the earliest and writes no hint before it finishes, so a crash leaves
+	// that one changelog with some of its files gone. Whatever of it is
+	// missing is no damage (its read was broken by the expiry that was
+	// removing it; no other root reaches anything through its files).
+	Partial  bool
 	Snapshot table.Snapshot
 }
 
@@ -53,10 +68,21 @@ type Reacher struct {
 	// what it names); a missing one is not damage. Without it a tag's
 	// changelog is ignored.
 	TagChangelogs bool
+	// ChangelogNeeds restricts a long-lived changelog root to what reading
+	// its changelog needs: its changelog manifest list (manifests and the
+	// files they add), or, without one (changelog-producer none), its delta
+	// manifest list (manifests, and for MarkLive the APPEND files it adds).
+	// Snapshot expiration sets it: Paimon's expiration does not keep a
+	// long-lived changelog's base files, compacted files, index or
+	// statistics alive. Without it a changelog root reaches everything it
+	// names that still exists (orphan cleanup keeps all of that, as
+	// Paimon's does, and changelog expiration protects it).
+	ChangelogNeeds bool
 
-	done   map[string]bool
-	lists  map[string][]string
-	counts map[string]map[entryID]int // per manifest: tracked names only
+	done    map[string]bool
+	lists   map[string][]string
+	counts  map[string]map[entryID]int // per manifest: tracked names only
+	appends map[string][]string        // per manifest: tracked names of APPEND-source ADDs
 }
 
 func (r *Reacher) mark(name string) {
@@ -73,6 +99,7 @@ var errRootGone = errors.New("root disappeared")
 func (r *Reacher) Walk(ctx context.Context, rt Root) (bool, error) {
 	if r.done == nil {
 		r.done, r.lists, r.counts = map[string]bool{}, map[string][]string{}, map[string]map[entryID]int{}
+		r.appends = map[string][]string{}
 	}
 	err := r.walk(ctx, rt)
 	if errors.Is(err, errRootGone) {
@@ -84,6 +111,13 @@ func (r *Reacher) Walk(ctx context.Context, rt Root) (bool, error) {
 // missing handles a missing file of rt: errRootGone if rt may lose it, a
 // *table.DamagedError otherwise.
 func (r *Reacher) missing(ctx context.Context, rt Root, file string, err error) error {
+	if rt.Changelog {
+		// compactd's changelog expiration writes the changelog EARLIEST
+		// hint before deleting anything below it.
+		if hint, trusted := table.TrustedChangelogEarliest(ctx, r.Src.FS, rt.BranchRoot); trusted && rt.ChangelogID < hint {
+			return errRootGone
+		}
+	}
 	ok, verr := r.Vanish.MayBeMissing(ctx, rt.Path, rt.BranchRoot, rt.ID)
 	if verr != nil {
 		return fmt.Errorf("%s: %w", rt.By, verr)
@@ -105,8 +139,17 @@ func (r *Reacher) walk(ctx context.Context, rt Root) error {
 	s := rt.Snapshot
 	md := r.Src.Meta
 	changelogList := Opt(s.ChangelogManifestList)
+	lists := []string{s.BaseManifestList, s.DeltaManifestList, changelogList}
+	needsOnly := rt.Changelog && r.ChangelogNeeds
+	if needsOnly {
+		if changelogList != "" {
+			lists = []string{changelogList}
+		} else {
+			lists = []string{s.DeltaManifestList}
+		}
+	}
 	live := map[entryID]int{}
-	for _, l := range []string{s.BaseManifestList, s.DeltaManifestList, changelogList} {
+	for _, l := range lists {
 		if l == "" {
 			continue
 		}
@@ -114,8 +157,9 @@ func (r *Reacher) walk(ctx context.Context, rt Root) error {
 			return err
 		}
 		changelog := l == changelogList
-		optional := changelog && rt.Tag
-		if optional && !r.TagChangelogs {
+		// optional: a missing file is no damage, the root does not need it.
+		optional := (changelog && rt.Tag) || (rt.Changelog && !changelog) || rt.Partial
+		if changelog && rt.Tag && !r.TagChangelogs {
 			continue
 		}
 		r.mark(l)
@@ -135,6 +179,7 @@ func (r *Reacher) walk(ctx context.Context, rt Root) error {
 			r.mark(m)
 			if !r.done["manifest:"+m] {
 				counts := map[entryID]int{}
+				var appends []string
 				err := md.Manifest(ctx, m, func(e DataEntry) error {
 					r.mark(e.Name)
 					for _, x := range e.ExtraPaths {
@@ -144,6 +189,9 @@ func (r *Reacher) walk(ctx context.Context, rt Root) error {
 						id := entryID{fileKey{e.Partition, e.Bucket, e.Name}, e.Level, e.Path}
 						if e.Kind == Add {
 							counts[id]++
+							if !e.Compacted {
+								appends = append(appends, e.Name)
+							}
 						} else {
 							counts[id]--
 						}
@@ -160,15 +208,30 @@ func (r *Reacher) walk(ctx context.Context, rt Root) error {
 				if len(counts) > 0 {
 					r.counts[m] = counts
 				}
+				if len(appends) > 0 {
+					r.appends[m] = appends
+				}
 			}
-			for id, n := range r.counts[m] {
-				if changelog {
-					if n > 0 && r.MarkLive != nil {
+			if r.MarkLive == nil {
+				continue
+			}
+			switch {
+			case changelog:
+				for id, n := range r.counts[m] {
+					if n > 0 {
 						r.MarkLive(id.name)
 					}
-					continue
 				}
-				live[id] += n
+			case needsOnly:
+				// A changelog-producer none changelog is read from the
+				// APPEND files its delta adds.
+				for _, name := range r.appends[m] {
+					r.MarkLive(name)
+				}
+			default:
+				for id, n := range r.counts[m] {
+					live[id] += n
+				}
 			}
 		}
 	}
@@ -179,11 +242,16 @@ func (r *Reacher) walk(ctx context.Context, rt Root) error {
 			}
 		}
 	}
+	if needsOnly {
+		return nil
+	}
 	if im := Opt(s.IndexManifest); im != "" {
 		r.mark(im)
 		if !r.done["index:"+im] {
 			files, err := md.IndexManifest(ctx, im)
-			if err != nil {
+			if rt.Changelog && isMissing(err) {
+				files, err = nil, nil
+			} else if err != nil {
 				return r.fail(ctx, rt, im, err)
 			}
 			for _, f := range files {
@@ -197,12 +265,17 @@ func (r *Reacher) walk(ctx context.Context, rt Root) error {
 				if err == nil && st.IsDir {
 					err = fmt.Errorf("index file %s: %w", f.Path, syscall.EISDIR)
 				}
+				if rt.Changelog && isMissing(err) {
+					continue
+				}
 				if err != nil {
 					return r.fail(ctx, rt, f.Path, err)
 				}
 				r.done["indexfile:"+f.Path] = true
 			}
-			r.done["index:"+im] = true
+			if files != nil || !rt.Changelog {
+				r.done["index:"+im] = true
+			}
 		}
 	}
 	if st := Opt(s.Statistics); st != "" {
@@ -212,6 +285,9 @@ func (r *Reacher) walk(ctx context.Context, rt Root) error {
 			data, err := fileio.ReadFile(ctx, r.Src.FS, p)
 			if err == nil && !json.Valid(data) {
 				err = fmt.Errorf("statistics file %s: %w: not valid JSON", p, table.ErrCorrupt)
+			}
+			if rt.Changelog && isMissing(err) {
+				return nil
 			}
 			if err != nil {
 				return r.fail(ctx, rt, p, err)
@@ -251,11 +327,14 @@ func KeptRoots(ctx context.Context, src Source, branchRoot, name string, from in
 			if err != nil {
 				return nil, table.Damaged(src.Root, p, "", err)
 			}
-			rid := int64(-1)
+			rt := Root{By: fmt.Sprintf("%s%s %d", prefix, d.what, id), Path: p, BranchRoot: branchRoot, ID: -1, Snapshot: *s}
 			if d.dir == "snapshot" {
-				rid = id
+				rt.ID = id
+			} else {
+				rt.Changelog, rt.ChangelogID = true, id
+				rt.Partial = id == ids[0]
 			}
-			roots = append(roots, Root{By: fmt.Sprintf("%s%s %d", prefix, d.what, id), Path: p, BranchRoot: branchRoot, ID: rid, Snapshot: *s})
+			roots = append(roots, rt)
 		}
 	}
 	tags, err := table.ReadTags(ctx, fsys, branchRoot)

@@ -48,6 +48,10 @@ type DataEntry struct {
 	Path      string
 	// ExtraPaths are the paths of the entry's extra files (e.g. file indexes).
 	ExtraPaths []string
+	// Compacted is set when the file's _FILE_SOURCE is COMPACT. A file
+	// without a source (written before Paimon recorded it) counts as an
+	// APPEND file, as Paimon's expiration counts it.
+	Compacted bool
 }
 
 // IndexFile is one entry of an index manifest.

@@ -64,6 +64,7 @@ func (m tableMeta) Manifest(ctx context.Context, name string, fn func(DataEntry)
 		de := DataEntry{
 			Kind: Kind(e.Kind), Partition: string(e.Partition), Bucket: e.Bucket,
 			Level: e.File.Level, Name: e.File.FileName, Path: path,
+			Compacted: e.File.FileSource != nil && *e.File.FileSource == manifest.FileSourceCompact,
 		}
 		for _, x := range e.File.ExtraFiles {
 			xp, err := paths.ExtraFilePath(e.Partition, e.Bucket, &e.File, x)

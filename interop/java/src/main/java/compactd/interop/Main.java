@@ -167,6 +167,9 @@ public final class Main {
             case "expire":
                 expire();
                 return;
+            case "expire-stream":
+                expireStream();
+                return;
             case "tag":
                 tag();
                 return;
@@ -951,9 +954,17 @@ public final class Main {
                 if (flags.containsKey("time-retained-ms")) {
                     dyn.put("snapshot.time-retained", flag("time-retained-ms") + " ms");
                 }
+                dyn.putAll(dynamicOptions());
                 FileStoreTable t = table.copy(dyn);
                 int n = t.newExpireSnapshots().config(t.coreOptions().expireConfig()).expire();
+                // As the committer does (AbstractFileStoreTable.newExpireRunnable): changelog
+                // expiry after snapshot expiry when the changelog outlives the snapshots.
+                if (t.coreOptions().changelogLifecycleDecoupled()) {
+                    t.newExpireChangelog().config(t.coreOptions().expireConfig()).expire();
+                }
                 TreeSet<String> after = listFiles(dst);
+                TreeSet<String> created = new TreeSet<>(after);
+                created.removeAll(before);
                 before.removeAll(after);
                 ObjectNode head = Canonical.F.objectNode();
                 head.put("expired", n);
@@ -963,9 +974,67 @@ public final class Main {
                     o.put("path", p);
                     out.println(o);
                 }
+                // --report-created true: also the files expiry wrote (long-lived changelogs, hints)
+                // and every hint file, with their contents.
+                if (Boolean.parseBoolean(flags.getOrDefault("report-created", "false"))) {
+                    for (String p : after) {
+                        boolean hint = p.endsWith("/EARLIEST") || p.endsWith("/LATEST");
+                        if (!created.contains(p) && !hint) {
+                            continue;
+                        }
+                        ObjectNode o = Canonical.F.objectNode();
+                        o.put(created.contains(p) ? "created" : "hint", p);
+                        o.put("content", Files.readString(dst.resolve(p)));
+                        out.println(o);
+                    }
+                }
             }
         } finally {
             deleteTree(tmp);
+        }
+    }
+
+    /**
+     * A streaming read from --from (a snapshot or long-lived changelog id) until it has caught up
+     * with the latest snapshot: for each plan, its rows sorted, with "_plan" (the plan's index) and
+     * "_kind" (the row kind). Checks that snapshot expiry kept what a changelog reader needs.
+     * --options are dynamic table options.
+     */
+    private void expireStream() throws Exception {
+        try (Catalog c = catalog()) {
+            FileStoreTable table = table(c);
+            Map<String, String> dyn = dynamicOptions();
+            dyn.put("scan.mode", "from-snapshot");
+            dyn.put("scan.snapshot-id", flag("from"));
+            FileStoreTable t = table.copy(dyn);
+            Long latest = t.snapshotManager().latestSnapshotId();
+            ReadBuilder rb = t.newReadBuilder();
+            org.apache.paimon.table.source.StreamTableScan scan = rb.newStreamScan();
+            RowType rt = t.rowType();
+            List<String> sortKeys = table.primaryKeys().isEmpty() ? fieldNames(rt) : table.primaryKeys();
+            for (int i = 0; i < 10_000; i++) {
+                List<Split> splits = scan.plan().splits();
+                List<ObjectNode> rows = new ArrayList<>();
+                if (!splits.isEmpty()) {
+                    try (RecordReader<InternalRow> r = rb.newRead().createReader(splits)) {
+                        r.forEachRemaining(row -> {
+                            ObjectNode o = Canonical.rowToJson(rt, row);
+                            o.put("_kind", row.getRowKind().shortString());
+                            rows.add(o);
+                        });
+                    }
+                }
+                rows.sort(rowComparator(sortKeys).thenComparing((ObjectNode o) -> o.path("_kind").asText()));
+                for (ObjectNode o : rows) {
+                    o.put("_plan", i);
+                    out.println(Canonical.JSON.writeValueAsString(o));
+                }
+                Long next = scan.checkpoint();
+                if (splits.isEmpty() && (latest == null || next == null || next > latest)) {
+                    return;
+                }
+            }
+            throw new IllegalStateException("stream did not catch up in 10000 plans");
         }
     }
 
