@@ -87,16 +87,10 @@ func SelectChangelogs(in ChangelogSelectInput) (ChangelogSelection, error) {
 	if len(in.Changelogs) == 0 {
 		return sel, nil
 	}
-	byID := make(map[int64]int64, len(in.Changelogs))
-	ids := make([]int64, 0, len(in.Changelogs))
-	for _, c := range in.Changelogs {
-		if _, dup := byID[c.ID]; dup {
-			return ChangelogSelection{}, fmt.Errorf("changelog %d listed twice", c.ID)
-		}
-		byID[c.ID] = c.TimeMillis
-		ids = append(ids, c.ID)
+	byID, ids, err := byID("changelog", in.Changelogs)
+	if err != nil {
+		return ChangelogSelection{}, err
 	}
-	slices.Sort(ids)
 	earliest, latest := ids[0], ids[len(ids)-1]
 	sel.Earliest, sel.Latest, sel.End = earliest, latest, earliest
 	if in.LatestSnapshot <= 0 {
@@ -398,12 +392,8 @@ func ExpireChangelogs(ctx context.Context, src reach.Source, o RunOptions) (Chan
 		}
 		in.Changelogs = append(in.Changelogs, SnapshotTime{ID: id, TimeMillis: t})
 	}
-	consumers, err := table.ReadConsumers(ctx, fs, src.Root)
-	if err != nil {
-		return rep, table.Damaged(src.Root, fileio.Join(src.Root, "consumer"), "", err)
-	}
-	for _, c := range consumers {
-		in.Consumers = append(in.Consumers, *c)
+	if in.Consumers, err = readConsumers(ctx, fs, src.Root); err != nil {
+		return rep, err
 	}
 	sel, err := SelectChangelogs(in)
 	if err != nil {

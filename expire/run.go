@@ -160,12 +160,8 @@ func expireSnapshots(ctx context.Context, src reach.Source, o RunOptions) (Repor
 		}
 		in.Snapshots = append(in.Snapshots, SnapshotTime{ID: id, TimeMillis: t})
 	}
-	consumers, err := table.ReadConsumers(ctx, fs, src.Root)
-	if err != nil {
-		return rep, table.Damaged(src.Root, fileio.Join(src.Root, "consumer"), "", err)
-	}
-	for _, c := range consumers {
-		in.Consumers = append(in.Consumers, *c)
+	if in.Consumers, err = readConsumers(ctx, fs, src.Root); err != nil {
+		return rep, err
 	}
 	sel, err := Select(in)
 	if err != nil {
@@ -532,4 +528,18 @@ func writeChangelog(ctx context.Context, fs fileio.FileIO, root string, s table.
 		return fmt.Errorf("write changelog %s: %w", p, err)
 	}
 	return table.WriteHint(ctx, fs, table.ChangelogHintPath(root, false), s.ID)
+}
+
+// readConsumers reads every consumer file of the table at root; a file it
+// cannot read or decode is damage.
+func readConsumers(ctx context.Context, fs fileio.FileIO, root string) ([]table.Consumer, error) {
+	consumers, err := table.ReadConsumers(ctx, fs, root)
+	if err != nil {
+		return nil, table.Damaged(root, fileio.Join(root, "consumer"), "", err)
+	}
+	out := make([]table.Consumer, 0, len(consumers))
+	for _, c := range consumers {
+		out = append(out, *c)
+	}
+	return out, nil
 }

@@ -64,16 +64,10 @@ func Select(in SelectInput) (Selection, error) {
 	if len(in.Snapshots) == 0 {
 		return sel, nil
 	}
-	byID := make(map[int64]int64, len(in.Snapshots))
-	ids := make([]int64, 0, len(in.Snapshots))
-	for _, s := range in.Snapshots {
-		if _, dup := byID[s.ID]; dup {
-			return Selection{}, fmt.Errorf("snapshot %d listed twice", s.ID)
-		}
-		byID[s.ID] = s.TimeMillis
-		ids = append(ids, s.ID)
+	byID, ids, err := byID("snapshot", in.Snapshots)
+	if err != nil {
+		return Selection{}, err
 	}
-	slices.Sort(ids)
 	earliest, latest := ids[0], ids[len(ids)-1]
 	sel.Earliest, sel.Latest, sel.End = earliest, latest, earliest
 
@@ -120,4 +114,20 @@ func satAdd(a, b int64) int64 {
 		return math.MaxInt64
 	}
 	return a + b
+}
+
+// byID indexes the commit times of snapshots (or changelogs: what) by id
+// and lists the ids ascending; an id listed twice is an error.
+func byID(what string, times []SnapshotTime) (map[int64]int64, []int64, error) {
+	m := make(map[int64]int64, len(times))
+	ids := make([]int64, 0, len(times))
+	for _, s := range times {
+		if _, dup := m[s.ID]; dup {
+			return nil, nil, fmt.Errorf("%s %d listed twice", what, s.ID)
+		}
+		m[s.ID] = s.TimeMillis
+		ids = append(ids, s.ID)
+	}
+	slices.Sort(ids)
+	return m, ids, nil
 }
