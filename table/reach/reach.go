@@ -250,7 +250,9 @@ func (r *Reacher) walk(ctx context.Context, rt Root) error {
 		if !r.done["index:"+im] {
 			files, err := md.IndexManifest(ctx, im)
 			if rt.Changelog && isMissing(err) {
-				files, err = nil, nil
+				// Java's snapshot expiry deleted the long-lived
+				// changelog's index manifest: nothing of it is needed.
+				files = nil
 			} else if err != nil {
 				return r.fail(ctx, rt, im, err)
 			}
