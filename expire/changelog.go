@@ -2,7 +2,6 @@ package expire
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -371,27 +370,12 @@ func ExpireChangelogs(ctx context.Context, src reach.Source, o RunOptions) (Chan
 	if hintOK {
 		window = max(window, hint)
 	}
-	changelogs := map[int64]table.Snapshot{}
 	in := ChangelogSelectInput{Options: o.Options, Now: o.Now, LatestSnapshot: snapIDs[len(snapIDs)-1]}
-	for _, id := range ids {
-		t := int64(math.MaxInt64)
-		if id <= window {
-			p := table.ChangelogFilePath(src.Root, id)
-			c, err := table.ReadSnapshotFile(ctx, fs, p)
-			if errors.Is(err, fileio.ErrNotExist) {
-				continue // expired concurrently
-			}
-			if err != nil {
-				return rep, table.Damaged(src.Root, p, "", err)
-			}
-			if c.ID != id {
-				return rep, table.Damaged(src.Root, p, "", fmt.Errorf("changelog file %d holds id %d: %w", id, c.ID, table.ErrCorrupt))
-			}
-			changelogs[id] = *c
-			t = c.TimeMillis
-		}
-		in.Changelogs = append(in.Changelogs, SnapshotTime{ID: id, TimeMillis: t})
+	changelogs, times, err := readWindow(ctx, fs, src.Root, ids, window, "changelog", func(id int64) string { return table.ChangelogFilePath(src.Root, id) })
+	if err != nil {
+		return rep, err
 	}
+	in.Changelogs = times
 	if in.Consumers, err = readConsumers(ctx, fs, src.Root); err != nil {
 		return rep, err
 	}

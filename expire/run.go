@@ -140,26 +140,12 @@ func expireSnapshots(ctx context.Context, src reach.Source, o RunOptions) (Repor
 	if hintOK {
 		window = max(window, hint)
 	}
-	snaps := map[int64]table.Snapshot{}
 	in := SelectInput{Options: o.Options, Now: o.Now}
-	for _, id := range ids {
-		t := int64(math.MaxInt64)
-		if id <= window {
-			s, err := table.ReadSnapshotFile(ctx, fs, table.SnapshotPath(src.Root, id))
-			if errors.Is(err, fileio.ErrNotExist) {
-				continue // expired concurrently
-			}
-			if err != nil {
-				return rep, table.Damaged(src.Root, table.SnapshotPath(src.Root, id), "", err)
-			}
-			if s.ID != id {
-				return rep, fmt.Errorf("snapshot file %d holds id %d", id, s.ID)
-			}
-			snaps[id] = *s
-			t = s.TimeMillis
-		}
-		in.Snapshots = append(in.Snapshots, SnapshotTime{ID: id, TimeMillis: t})
+	snaps, times, err := readWindow(ctx, fs, src.Root, ids, window, "snapshot", func(id int64) string { return table.SnapshotPath(src.Root, id) })
+	if err != nil {
+		return rep, err
 	}
+	in.Snapshots = times
 	if in.Consumers, err = readConsumers(ctx, fs, src.Root); err != nil {
 		return rep, err
 	}
@@ -542,4 +528,34 @@ func readConsumers(ctx context.Context, fs fileio.FileIO, root string) ([]table.
 		out = append(out, *c)
 	}
 	return out, nil
+}
+
+// readWindow reads the snapshot (or long-lived changelog: what) files of
+// ids up to window, at path(id), and returns them by id with every id's
+// commit time (math.MaxInt64 beyond the window: too young to matter). A
+// file gone meanwhile was expired concurrently and is left out; one that
+// cannot be read or names another id is damage.
+func readWindow(ctx context.Context, fs fileio.FileIO, root string, ids []int64, window int64, what string, path func(int64) string) (map[int64]table.Snapshot, []SnapshotTime, error) {
+	files := map[int64]table.Snapshot{}
+	var times []SnapshotTime
+	for _, id := range ids {
+		t := int64(math.MaxInt64)
+		if id <= window {
+			p := path(id)
+			s, err := table.ReadSnapshotFile(ctx, fs, p)
+			if errors.Is(err, fileio.ErrNotExist) {
+				continue // expired concurrently
+			}
+			if err != nil {
+				return nil, nil, table.Damaged(root, p, "", err)
+			}
+			if s.ID != id {
+				return nil, nil, table.Damaged(root, p, "", fmt.Errorf("%s file %d holds id %d: %w", what, id, s.ID, table.ErrCorrupt))
+			}
+			files[id] = *s
+			t = s.TimeMillis
+		}
+		times = append(times, SnapshotTime{ID: id, TimeMillis: t})
+	}
+	return files, times, nil
 }
