@@ -346,7 +346,7 @@ func (x *executor) upgradePass(ctx context.Context, b *table.BucketFiles, e *man
 	var cl *changelogWriter
 	switch x.changelog {
 	case table.ChangelogFullCompaction:
-		if job.OutputLevel != x.maxLevel || int(e.File.Level) == x.maxLevel {
+		if job.OutputLevel != x.maxLevel {
 			return nil
 		}
 		cl = x.newChangelogWriter(ctx, b, job.OutputLevel)
@@ -464,7 +464,6 @@ type changelogWriter struct {
 	bucket *table.BucketFiles
 	level  int
 	r      *write.Roller
-	rows   int64
 }
 
 func (x *executor) newChangelogWriter(ctx context.Context, b *table.BucketFiles, level int) *changelogWriter {
@@ -476,7 +475,6 @@ func (c *changelogWriter) write(kv table.KeyValue) error {
 	if err := c.open(); err != nil {
 		return err
 	}
-	c.rows++
 	return c.r.Write(kv)
 }
 
@@ -486,7 +484,6 @@ func (c *changelogWriter) writeBatch(b *datafile.Batch) error {
 	if err := c.open(); err != nil {
 		return err
 	}
-	c.rows += int64(b.N)
 	return c.r.WriteBatch(b)
 }
 

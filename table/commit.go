@@ -300,14 +300,7 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 
 	var delta []manifest.ListEntry
 	if len(req.Entries) > 0 {
-		name := t.paths.NewManifestFileName()
-		path := t.paths.ManifestPath(name)
-		size, err := manifest.Write(ctx, t.fio, path, req.Entries, codec)
-		if err != nil {
-			return nil, written, err
-		}
-		written = append(written, path)
-		meta, err := NewManifestListEntry(name, size, req.Entries, partTypes, schema.ID)
+		meta, err := t.writeManifest(ctx, req.Entries, partTypes, schema.ID, codec, &written)
 		if err != nil {
 			return nil, written, err
 		}
@@ -449,14 +442,7 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 // snapshot), adding both paths to written; it returns the list's name and
 // size.
 func (t *Table) writeChangelogManifests(ctx context.Context, entries []manifest.Entry, partTypes []DataType, schemaID int64, codec string, written *[]string) (string, int64, error) {
-	name := t.paths.NewManifestFileName()
-	path := t.paths.ManifestPath(name)
-	size, err := manifest.Write(ctx, t.fio, path, entries, codec)
-	if err != nil {
-		return "", 0, fmt.Errorf("commit to %s: changelog manifest: %w", t.FullName(), err)
-	}
-	*written = append(*written, path)
-	meta, err := NewManifestListEntry(name, size, entries, partTypes, schemaID)
+	meta, err := t.writeManifest(ctx, entries, partTypes, schemaID, codec, written)
 	if err != nil {
 		return "", 0, fmt.Errorf("commit to %s: changelog manifest: %w", t.FullName(), err)
 	}
@@ -467,4 +453,17 @@ func (t *Table) writeChangelogManifests(ctx context.Context, entries []manifest.
 	}
 	*written = append(*written, t.paths.ManifestPath(list))
 	return list, listSize, nil
+}
+
+// writeManifest writes entries to a new manifest file, adding its path to
+// written, and returns its manifest-list entry.
+func (t *Table) writeManifest(ctx context.Context, entries []manifest.Entry, partTypes []DataType, schemaID int64, codec string, written *[]string) (manifest.ListEntry, error) {
+	name := t.paths.NewManifestFileName()
+	path := t.paths.ManifestPath(name)
+	size, err := manifest.Write(ctx, t.fio, path, entries, codec)
+	if err != nil {
+		return manifest.ListEntry{}, err
+	}
+	*written = append(*written, path)
+	return NewManifestListEntry(name, size, entries, partTypes, schemaID)
 }

@@ -50,14 +50,7 @@ func (t *Table) mergeManifests(ctx context.Context, metas []manifest.ListEntry, 
 		if len(folded) == 0 {
 			return nil
 		}
-		name := t.paths.NewManifestFileName()
-		path := t.paths.ManifestPath(name)
-		size, err := manifest.Write(ctx, t.fio, path, folded, opts.ManifestCompression)
-		if err != nil {
-			return err
-		}
-		written = append(written, path)
-		meta, err := NewManifestListEntry(name, size, folded, partTypes, schemaID)
+		meta, err := t.writeManifest(ctx, folded, partTypes, schemaID, opts.ManifestCompression, &written)
 		if err != nil {
 			return err
 		}
