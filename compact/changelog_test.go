@@ -10,10 +10,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
 	"github.com/compactd/compactd/compact"
+	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/scan"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
@@ -185,13 +187,17 @@ func TestAFailedChangelogCommitLeavesNoChangelogFilesBehind(t *testing.T) {
 				}
 				return err
 			})
-			faulty, err := table.OpenPath(ctx, &fullDisk{FileIO: tb.FileIO()}, tb.Path())
+			disk := &changelogCounting{fullDisk: fullDisk{FileIO: tb.FileIO()}}
+			faulty, err := table.OpenPath(ctx, disk, tb.Path())
 			if err != nil {
 				t.Fatal(err)
 			}
 			_, err = compact.Run(ctx, faulty, compact.Options{Full: producer == "full-compaction"})
 			if !errors.Is(err, syscall.ENOSPC) {
 				t.Fatalf("want the manifest write's ENOSPC, got %v", err)
+			}
+			if disk.changelogs.Load() == 0 {
+				t.Fatal("the compaction wrote no changelog file before its commit failed: nothing was tested")
 			}
 			var after []string
 			_ = filepath.Walk(tb.Path(), func(p string, info os.FileInfo, err error) error {
@@ -207,4 +213,17 @@ func TestAFailedChangelogCommitLeavesNoChangelogFilesBehind(t *testing.T) {
 			}
 		})
 	}
+}
+
+// changelogCounting is fullDisk counting the changelog files created.
+type changelogCounting struct {
+	fullDisk
+	changelogs atomic.Int64
+}
+
+func (f *changelogCounting) Create(ctx context.Context, path string) (fileio.Writer, error) {
+	if strings.Contains(path, "/changelog-") {
+		f.changelogs.Add(1)
+	}
+	return f.fullDisk.Create(ctx, path)
 }
