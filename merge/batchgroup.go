@@ -179,7 +179,7 @@ func (r *BatchReader) mergeGroup() error {
 		g := grp.cursors
 		if ok && r.firstRowCompaction() {
 			c := g[idx]
-			if ok, err = r.firstRowKeep(func() (table.KeyValue, error) { return r.codec.Record(c.b, c.i) }); err != nil {
+			if ok, err = r.firstRowKeep(c, nil); err != nil {
 				return err
 			}
 		}
@@ -194,7 +194,7 @@ func (r *BatchReader) mergeGroup() error {
 		return err
 	}
 	if ok && r.firstRowCompaction() {
-		if ok, err = r.firstRowKeep(func() (table.KeyValue, error) { return kv, nil }); err != nil {
+		if ok, err = r.firstRowKeep(nil, &kv); err != nil {
 			return err
 		}
 	}
@@ -306,8 +306,8 @@ func (r *BatchReader) firstRowCompaction() bool {
 // result: a key none of whose added records comes from a level above 0
 // (FirstRowMergeFunction.containsHighLevel) is dropped when opts.Higher
 // holds it, and is otherwise new: its record (result) goes to the
-// changelog.
-func (r *BatchReader) firstRowKeep(result func() (table.KeyValue, error)) (bool, error) {
+// changelog. The result is kv, or else res's current record.
+func (r *BatchReader) firstRowKeep(res *cursor, kv *table.KeyValue) (bool, error) {
 	for _, c := range r.group.cursors {
 		if c.level > 0 && !r.isRetract(c) {
 			return true, nil
@@ -328,11 +328,14 @@ func (r *BatchReader) firstRowKeep(result func() (table.KeyValue, error)) (bool,
 		}
 	}
 	if r.opts.FirstRowChangelog != nil {
-		kv, err := result()
-		if err != nil {
-			return false, fmt.Errorf("read sorted run %d: %w", c.run, err)
+		if kv == nil {
+			rec, err := r.codec.Record(res.b, res.i)
+			if err != nil {
+				return false, fmt.Errorf("read sorted run %d: %w", res.run, err)
+			}
+			kv = &rec
 		}
-		if err := r.opts.FirstRowChangelog(kv); err != nil {
+		if err := r.opts.FirstRowChangelog(*kv); err != nil {
 			return false, fmt.Errorf("merge key %v: changelog: %w", []any(kv.Key), err)
 		}
 	}
