@@ -271,18 +271,9 @@ func (r *BatchReader) mergeOneKey() error {
 	}
 	if len(g.cursors) == 1 && !r.opts.NoReducer {
 		c := top
-		if full := r.opts.FullChangelog; full != nil && c.level != full.MaxLevel && r.clog != nil {
-			// A lone record below the top level is new there: +I.
-			if !r.isRetract(c) {
-				r.clog.addAs(c.b, c.i, table.RowKindInsert)
-			}
-		} else if full != nil && c.level != full.MaxLevel {
-			kv, err := r.codec.Record(c.b, c.i)
-			if err != nil {
-				return fmt.Errorf("read sorted run %d: %w", c.run, err)
-			}
-			if err := full.Changelog(nil, kv, true); err != nil {
-				return fmt.Errorf("merge key %v: changelog: %w", []any(kv.Key), err)
+		if full := r.opts.FullChangelog; full != nil && c.level != full.MaxLevel {
+			if err := r.newAtTop(c); err != nil {
+				return err
 			}
 		}
 		if !(r.opts.DropDelete && r.isRetract(c)) {
@@ -353,4 +344,23 @@ func (r *BatchReader) Close() error {
 		r.err = errors.New("merge reader closed")
 	}
 	return errors.Join(errs...)
+}
+
+// newAtTop gives the full-compaction changelog a lone record below the top
+// level: a +I when it is an addition.
+func (r *BatchReader) newAtTop(c *cursor) error {
+	if r.clog != nil {
+		if !r.isRetract(c) {
+			r.clog.addAs(c.b, c.i, table.RowKindInsert)
+		}
+		return nil
+	}
+	kv, err := r.codec.Record(c.b, c.i)
+	if err != nil {
+		return fmt.Errorf("read sorted run %d: %w", c.run, err)
+	}
+	if err := r.opts.FullChangelog.Changelog(nil, kv, true); err != nil {
+		return fmt.Errorf("merge key %v: changelog: %w", []any(kv.Key), err)
+	}
+	return nil
 }
