@@ -150,25 +150,28 @@ func Supported(t *table.Table, overrides map[string]string) error {
 // format other than Parquet.
 func changelogSupported(t *table.Table, overrides map[string]string) error {
 	opts := mergeOptions(t.Schema().EffectiveOptions(), overrides)
-	p := table.ChangelogProducer(strings.ToLower(strings.TrimSpace(opts[table.OptChangelogProducer])))
+	o, err := optionsWith(t, overrides)
+	if err != nil {
+		return err
+	}
+	p := o.ChangelogProducer
 	if p != table.ChangelogLookup && p != table.ChangelogFullCompaction {
 		return nil
 	}
 	if p == table.ChangelogFullCompaction {
-		if v := strings.ToLower(strings.TrimSpace(opts[table.OptDeletionVectorsEnabled])); v == "true" {
+		switch {
+		case o.DeletionVectorsEnabled:
 			return fmt.Errorf("table %s: invalid: changelog-producer=full-compaction with deletion-vectors.enabled=true (Java rejects this schema: deletion vectors allow only the none, input and lookup producers)", t.FullName())
-		}
-		if strings.ToLower(strings.TrimSpace(opts[merge.OptMergeEngine])) == merge.EngineFirstRow {
+		case o.MergeEngine == table.MergeFirstRow:
 			return fmt.Errorf("table %s: invalid: changelog-producer=full-compaction with merge-engine first-row (Java rejects this schema: first-row allows only the none and lookup producers)", t.FullName())
-		}
-		if v := strings.ToLower(strings.TrimSpace(opts["force-lookup"])); v == "true" {
+		case o.ForceLookup:
 			return fmt.Errorf("table %s: not supported yet: changelog-producer=full-compaction with force-lookup=true", t.FullName())
 		}
 	}
 	if !t.HasPrimaryKey() {
 		return fmt.Errorf("table %s: invalid: changelog-producer=%s on a table without primary key (Java rejects this schema)", t.FullName(), p)
 	}
-	for level := 1; level < max(t.Options().NumLevels, 2); level++ {
+	for level := 1; level < max(o.NumLevels, 2); level++ {
 		co, err := write.ChangelogFileOptions(opts, level)
 		if err != nil {
 			return fmt.Errorf("table %s: not supported: %w", t.FullName(), err)
@@ -230,14 +233,11 @@ func outputFormatsSupported(t *table.Table, overrides map[string]string) error {
 	if strings.TrimSpace(opts[table.OptFileFormatPerLevel]) == "" {
 		return nil
 	}
-	numLevels := t.Options().NumLevels
-	if len(overrides) > 0 {
-		o, err := table.ParseOptions(opts)
-		if err != nil {
-			return fmt.Errorf("table %s: %w", t.FullName(), err)
-		}
-		numLevels = o.NumLevels
+	o, err := optionsWith(t, overrides)
+	if err != nil {
+		return err
 	}
+	numLevels := o.NumLevels
 	// Level 0 is only read: Avro (and Parquet) files compactd reads; ORC
 	// ones it cannot (issue #21), so such a table is refused up front
 	// rather than failing at its first level-0 file.
@@ -260,6 +260,18 @@ func outputFormatsSupported(t *table.Table, overrides map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// optionsWith is t's parsed options with the compaction's overrides.
+func optionsWith(t *table.Table, overrides map[string]string) (*table.Options, error) {
+	if len(overrides) == 0 {
+		return t.Options(), nil
+	}
+	o, err := table.ParseOptions(mergeOptions(t.Schema().EffectiveOptions(), overrides))
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.FullName(), err)
+	}
+	return o, nil
 }
 
 func mergeOptions(base, over map[string]string) map[string]string {
