@@ -9,7 +9,6 @@ package table
 // commit_merge.go the minor manifest merge of the base list in step 3.
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -151,9 +150,6 @@ func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, e
 		}
 		s, written, err := t.tryCommit(ctx, latest, req, check)
 		if err == nil {
-			if herr := t.WriteLatestHint(ctx, s.ID); herr != nil {
-				slog.Warn("update LATEST hint", "table", t.FullName(), "snapshot", s.ID, "err", herr)
-			}
 			return &CommitResult{Snapshot: s, Attempts: attempt}, nil
 		}
 		var conflict *ConflictError
@@ -405,34 +401,12 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 	if err := ctx.Err(); err != nil {
 		return nil, written, err
 	}
-	path := t.paths.SnapshotPath(s.ID)
-	// From here on a cancellation of ctx no longer tells whether the
-	// snapshot was published: the publish and its verification read back
-	// with a context that outlives it.
-	vctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	if err := t.fio.WriteExclusive(ctx, path, data); err != nil {
-		if errors.Is(err, fileio.ErrExist) {
-			return nil, written, fmt.Errorf("commit to %s: publish snapshot %d: %w", t.FullName(), s.ID, err)
+	if err := t.publish(ctx, s, data); err != nil {
+		if errors.Is(err, ErrCommitOutcomeUnknown) {
+			// The snapshot may name these files now: keep them.
+			return nil, nil, err
 		}
-		// An interrupted publish (cancellation, lost response) may have
-		// landed: read back before calling it failed.
-		if back, rerr := fileio.ReadFile(vctx, t.fio, path); rerr == nil && bytes.Equal(back, data) {
-			return s, nil, nil
-		}
-		return nil, nil, fmt.Errorf("commit to %s: publish snapshot %d: %w: %w", t.FullName(), s.ID, err, ErrCommitOutcomeUnknown)
-	}
-	// Java's local and Hadoop file IO publish with check-then-rename, which
-	// replaces an existing target: a Java writer racing us for the same id
-	// can overwrite our snapshot after our exclusive create. Reading it back
-	// tells whether we still hold the id; if not, nothing references our
-	// files and the commit is retried on top of the winner.
-	back, err := fileio.ReadFile(vctx, t.fio, path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("commit to %s: verify snapshot %d: %w: %w", t.FullName(), s.ID, err, ErrCommitOutcomeUnknown)
-	}
-	if !bytes.Equal(back, data) {
-		return nil, written, fmt.Errorf("commit to %s: snapshot %d was replaced by a concurrent writer: %w", t.FullName(), s.ID, fileio.ErrExist)
+		return nil, written, err
 	}
 	return s, nil, nil
 }

@@ -48,6 +48,10 @@ type Table struct {
 	schemaIDs []int64
 	latest    *TableSchema
 	paths     *PathFactory
+
+	// snapshotCommit is the catalog's commit point; nil publishes the
+	// snapshot file directly (commit_publish.go).
+	snapshotCommit SnapshotCommit
 }
 
 // Open opens <warehouse>/<database>.db/<name>. The names must be Paimon
@@ -440,16 +444,17 @@ func ListTables(ctx context.Context, fio fileio.FileIO, warehouse, database stri
 func sortInt64s(s []int64) { slices.Sort(s) }
 
 // WriteSnapshot publishes snapshot s as snapshot/snapshot-<s.ID> with an
-// exclusive create: if the id is taken the error wraps fileio.ErrExist and
-// nothing is written (the caller re-plans against the new latest). The
-// LATEST hint is not touched; call WriteLatestHint after success.
+// exclusive create through the table's commit point (a catalog's lock
+// where it has one, SetSnapshotCommit): if the id is taken the error wraps
+// fileio.ErrExist and nothing is written (the caller re-plans against the
+// new latest). On success LATEST names s.ID.
 func (t *Table) WriteSnapshot(ctx context.Context, s *Snapshot) error {
 	path := t.paths.SnapshotPath(s.ID)
 	data, err := s.MarshalJSON()
 	if err != nil {
 		return fmt.Errorf("write snapshot %s: %w", path, err)
 	}
-	if err := t.fio.WriteExclusive(ctx, path, data); err != nil {
+	if err := t.publish(ctx, s, data); err != nil {
 		return fmt.Errorf("write snapshot %s: %w", path, err)
 	}
 	return nil
