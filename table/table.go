@@ -70,6 +70,24 @@ func Open(ctx context.Context, fio fileio.FileIO, warehouse, database, name stri
 	return t, nil
 }
 
+// OpenNamed opens the table database.name whose directory a catalog named
+// (a REST catalog's table path): the names are checked as Open checks
+// them, the path is the catalog's, and the caller confines it.
+func OpenNamed(ctx context.Context, fio fileio.FileIO, tablePath, database, name string) (*Table, error) {
+	if err := CheckDatabaseName(database); err != nil {
+		return nil, fmt.Errorf("open table %s.%s: %w", database, name, err)
+	}
+	if err := CheckTableName(name); err != nil {
+		return nil, fmt.Errorf("open table %s.%s: %w", database, name, err)
+	}
+	t, err := OpenPath(ctx, fio, tablePath)
+	if err != nil {
+		return nil, err
+	}
+	t.database, t.name = database, name
+	return t, nil
+}
+
 // OpenPath opens the table whose directory is tablePath. It loads every
 // schema (files written under older schemas are read through them) and
 // refuses tables whose manifests are not Avro.
