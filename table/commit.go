@@ -362,6 +362,10 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 	} else if ls.ID > schemaID {
 		schemaID = ls.ID
 	}
+	props, err := t.commitProperties(ctx, latest, base, req.Entries)
+	if err != nil {
+		return nil, written, err
+	}
 	id := uuid.NewString()
 	s := &Snapshot{
 		Version:               SnapshotVersion,
@@ -383,6 +387,7 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 		ChangelogManifestList:     changelogName,
 		ChangelogManifestListSize: changelogSize,
 		ChangelogRecordCount:      changelogRecords,
+		Properties:                props,
 	}
 	if latest != nil {
 		s.ID = latest.ID + 1

@@ -3,6 +3,7 @@ package table_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -201,4 +202,86 @@ func TestACommitAfterAnAlterNamesTheNewestSchema(t *testing.T) {
 	if res.Snapshot.SchemaID != 1 {
 		t.Fatalf("snapshot names schema %d, want the newest, 1", res.Snapshot.SchemaID)
 	}
+}
+
+// TestCommitsCarryTheMaxSequenceNumberForward: with Paimon 2.0's
+// write.sequence-number-init-mode=snapshot a write-only writer starts
+// its sequence numbers from the latest snapshot's property; a commit that
+// dropped it would make the next writer's rows lose merges they must win.
+func TestCommitsCarryTheMaxSequenceNumberForward(t *testing.T) {
+	ctx := context.Background()
+	tb := newCommitTable(t)
+	latest, err := tb.LatestSnapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if latest.Properties != nil {
+		t.Fatalf("without the option the writer's snapshot has properties %v", latest.Properties)
+	}
+	entries, err := tb.ReadManifests(ctx, mustDataManifests(t, tb, latest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want int64 = -1
+	for _, e := range entries {
+		want = max(want, e.File.MaxSequenceNumber)
+	}
+	// The table is altered to the snapshot mode; its snapshots have no
+	// property yet, so the commit takes the files' maximum.
+	s1 := *tb.Schema()
+	s1.ID = 1
+	s1.Options = map[string]string{"bucket": "1", table.OptWriteSequenceNumberInitMode: "Snapshot"}
+	data, err := s1.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.FileIO().WriteExclusive(ctx, tb.Paths().SchemaPath(1), data); err != nil {
+		t.Fatal(err)
+	}
+	tb, err = table.OpenPath(ctx, tb.FileIO(), tb.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tb.Commit(ctx, table.CommitRequest{Kind: table.CommitCompact, CommitUser: "compactd", CommitIdentifier: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Snapshot.Properties[table.MaxSequenceProperty]; got != strconv.FormatInt(want, 10) {
+		t.Fatalf("COMPACT snapshot property %s=%q, want the files' maximum %d", table.MaxSequenceProperty, got, want)
+	}
+	// The next commit takes the property, not the files: a larger value
+	// recorded there (rows since deleted) must not go backwards.
+	bumped := *res.Snapshot
+	bumped.ID++
+	bumped.Properties = map[string]string{table.MaxSequenceProperty: "1000"}
+	if err := tb.WriteSnapshot(ctx, &bumped); err != nil {
+		t.Fatal(err)
+	}
+	res, err = tb.Commit(ctx, table.CommitRequest{Kind: table.CommitCompact, CommitUser: "compactd", CommitIdentifier: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Snapshot.Properties[table.MaxSequenceProperty]; got != "1000" {
+		t.Fatalf("property %q after a snapshot recording 1000, want 1000", got)
+	}
+	// A property compactd cannot read fails the commit: it cannot know
+	// what to carry forward.
+	bad := *res.Snapshot
+	bad.ID++
+	bad.Properties = map[string]string{table.MaxSequenceProperty: "12x"}
+	if err := tb.WriteSnapshot(ctx, &bad); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.Commit(ctx, table.CommitRequest{Kind: table.CommitCompact, CommitUser: "compactd", CommitIdentifier: 3}); !errors.Is(err, table.ErrCorrupt) {
+		t.Fatalf("commit over a malformed property: %v, want ErrCorrupt", err)
+	}
+}
+
+func mustDataManifests(t *testing.T, tb *table.Table, s *table.Snapshot) []manifest.ListEntry {
+	t.Helper()
+	m, err := tb.DataManifests(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -36,6 +36,7 @@ const (
 	OptSequenceField                         = "sequence.field"
 	OptSequenceFieldSortOrder                = "sequence.field.sort-order"
 	OptWriteOnly                             = "write-only"
+	OptWriteSequenceNumberInitMode           = "write.sequence-number-init-mode"
 	OptDeletionVectorsEnabled                = "deletion-vectors.enabled"
 	OptDeletionVectorsBitmap64               = "deletion-vectors.bitmap64"
 	OptChangelogProducer                     = "changelog-producer"
@@ -154,12 +155,17 @@ type Options struct {
 	PartialUpdateRemoveRecordOnDelete bool
 	ForceLookup                       bool
 	WriteOnly                         bool
-	DeletionVectorsEnabled            bool
-	DeletionVectorsBitmap64           bool
-	DeletionVectorsMergeOnRead        bool
-	ChangelogProducer                 ChangelogProducer
-	RowTrackingEnabled                bool
-	DataEvolutionEnabled              bool
+	// SequenceFromSnapshot is write.sequence-number-init-mode=snapshot
+	// (Paimon 2.0): writers start their sequence numbers from the latest
+	// snapshot's sequence.generation.max-sequence-number property, which
+	// every commit, a compaction's too, must therefore carry forward.
+	SequenceFromSnapshot       bool
+	DeletionVectorsEnabled     bool
+	DeletionVectorsBitmap64    bool
+	DeletionVectorsMergeOnRead bool
+	ChangelogProducer          ChangelogProducer
+	RowTrackingEnabled         bool
+	DataEvolutionEnabled       bool
 
 	PartitionDefaultName string
 	PartitionLegacyName  bool
@@ -300,6 +306,7 @@ func ParseOptions(raw map[string]string) (*Options, error) {
 	o.PartialUpdateRemoveRecordOnDelete = p.bool(OptPartialUpdateRemoveRecordOnDel, false)
 	o.ForceLookup = p.bool(OptForceLookup, false)
 	o.WriteOnly = p.bool(OptWriteOnly, false, "write.compaction-skip")
+	o.SequenceFromSnapshot = p.enum(OptWriteSequenceNumberInitMode, "scan", "scan", "snapshot") == "snapshot"
 	o.DeletionVectorsEnabled = p.bool(OptDeletionVectorsEnabled, false)
 	o.DeletionVectorsBitmap64 = p.bool(OptDeletionVectorsBitmap64, false)
 	o.DeletionVectorsMergeOnRead = p.bool(OptDeletionVectorsMergeOnRead, false)
