@@ -92,6 +92,12 @@ type Warehouse struct {
 	Exclude []string `yaml:"exclude"`
 	// S3 configures the S3 client for s3:// warehouses.
 	S3 *S3 `yaml:"s3"`
+	// Catalog names the catalog the warehouse's writers use, in Java's
+	// catalog option names (metastore: jdbc, uri, catalog-key, jdbc.user,
+	// jdbc.password-file or jdbc.password-env, lock.enabled,
+	// lock-acquire-timeout, …; see package catalog). Empty: a file-system
+	// warehouse. Its warehouse option defaults to path.
+	Catalog map[string]string `yaml:"catalog"`
 }
 
 // S3 is the YAML form of fileio.S3Config.

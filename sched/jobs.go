@@ -65,7 +65,7 @@ func (s *Scheduler) runJob(ctx context.Context, t *tableState, k policy.Kind) {
 
 func (s *Scheduler) execute(ctx context.Context, t *tableState, k policy.Kind, j policy.Job, eff *policy.Effective, par int, rec *JobRecord, log *slog.Logger) error {
 	db, name, _ := strings.Cut(t.name, ".")
-	tb, err := table.Open(ctx, t.wh.fio, t.wh.path, db, name)
+	tb, err := t.wh.cat.OpenTable(ctx, db, name)
 	if err != nil {
 		return fmt.Errorf("open table %s: %w", t.name, err)
 	}

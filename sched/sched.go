@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sourcegraph/conc"
 
+	"github.com/compactd/compactd/catalog"
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/policy"
 	"github.com/compactd/compactd/table"
@@ -67,6 +68,7 @@ type warehouse struct {
 	cfg  policy.Warehouse
 	path string
 	fio  fileio.FileIO
+	cat  catalog.Catalog // lists and opens the tables, commits the catalog's way
 	lock *Lock
 	err  string // last discovery error
 	// skipped are the directories discovery left out because compactd
@@ -246,13 +248,17 @@ func (s *Scheduler) openWarehouses(ctx context.Context, cfg *policy.Config) erro
 			l, err = AcquireLock(ctx, fio, p, cfg.LockLease.D(), s.opts.Now)
 			if err == nil {
 				w := &warehouse{cfg: wc, path: p, fio: fio, lock: l}
-				want[p] = w
-				opened = append(opened, w)
-				continue
+				if w.cat, err = s.openCatalog(ctx, w); err == nil {
+					want[p] = w
+					opened = append(opened, w)
+					continue
+				}
+				_ = l.Release(context.WithoutCancel(ctx))
 			}
 		}
 		for _, w := range opened {
 			_ = w.lock.Release(context.WithoutCancel(ctx))
+			_ = w.cat.Close()
 		}
 		return fmt.Errorf("warehouse %s: %w", p, err)
 	}
@@ -260,6 +266,7 @@ func (s *Scheduler) openWarehouses(ctx context.Context, cfg *policy.Config) erro
 	for p, w := range s.warehouses {
 		if _, ok := want[p]; !ok {
 			_ = w.lock.Release(context.WithoutCancel(ctx))
+			_ = w.cat.Close()
 			for _, t := range s.tables {
 				if t.wh == w {
 					t.gone = true
@@ -270,6 +277,19 @@ func (s *Scheduler) openWarehouses(ctx context.Context, cfg *policy.Config) erro
 	s.warehouses = want
 	s.mu.Unlock()
 	return nil
+}
+
+// openCatalog opens the catalog a warehouse names; a file-system one
+// when it names none.
+func (s *Scheduler) openCatalog(ctx context.Context, w *warehouse) (catalog.Catalog, error) {
+	if len(w.cfg.Catalog) == 0 {
+		return &catalog.FileSystem{FIO: w.fio, Warehouse: w.path, OnSkipped: func(d []table.SkippedDir) { s.warnSkipped(w, d) }}, nil
+	}
+	opts := catalog.Options(maps.Clone(w.cfg.Catalog))
+	if _, ok := opts["warehouse"]; !ok {
+		opts["warehouse"] = w.path
+	}
+	return catalog.Open(ctx, opts, func(ctx context.Context, p string) (fileio.FileIO, error) { return s.opts.FileIO(ctx, w.cfg, p) })
 }
 
 // Run locks the warehouses and schedules until ctx is cancelled, then
@@ -351,6 +371,9 @@ loop:
 	for _, w := range s.warehouses {
 		if err := w.lock.Release(context.Background()); err != nil {
 			s.log.Warn("release warehouse lock", "warehouse", w.path, "err", err)
+		}
+		if err := w.cat.Close(); err != nil {
+			s.log.Warn("close catalog", "warehouse", w.path, "catalog", w.cat.Name(), "err", err)
 		}
 	}
 	s.mu.Unlock()
@@ -542,8 +565,7 @@ func (s *Scheduler) discover(ctx context.Context) {
 	var all []found
 	seen := map[*warehouse]bool{}
 	for _, w := range ws {
-		dbs, skipped, err := table.ListDatabases(ctx, w.fio, w.path)
-		s.warnSkipped(w, skipped)
+		dbs, err := w.cat.ListDatabases(ctx)
 		if err != nil {
 			s.log.Error("list warehouse", "warehouse", w.path, "err", err)
 			s.mu.Lock()
@@ -553,8 +575,7 @@ func (s *Scheduler) discover(ctx context.Context) {
 		}
 		ok := true
 		for _, db := range dbs {
-			names, skipped, err := table.ListTables(ctx, w.fio, w.path, db)
-			s.warnSkipped(w, skipped)
+			names, err := w.cat.ListTables(ctx, db)
 			if err != nil {
 				s.log.Error("list database", "warehouse", w.path, "database", db, "err", err)
 				ok = false
@@ -566,7 +587,7 @@ func (s *Scheduler) discover(ctx context.Context) {
 					continue
 				}
 				var opts map[string]string
-				if t, err := table.Open(ctx, w.fio, w.path, db, n); err == nil {
+				if t, err := w.cat.OpenTable(ctx, db, n); err == nil {
 					opts = t.Schema().EffectiveOptions()
 				}
 				all = append(all, found{w, full, opts})

@@ -39,7 +39,7 @@ type Conn struct {
 func ParseURL(raw, user, password string) (*Conn, error) {
 	rest, ok := strings.CutPrefix(raw, "jdbc:")
 	if !ok {
-		return nil, fmt.Errorf("JDBC URL %q: does not start with jdbc:", redact(raw))
+		return nil, fmt.Errorf("JDBC URL %q: want a jdbc: prefix", redact(raw))
 	}
 	proto, _, _ := strings.Cut(rest, ":")
 	u, err := url.Parse(rest)

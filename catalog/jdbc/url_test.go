@@ -20,7 +20,7 @@ func TestParseURL(t *testing.T) {
 			dsn: "u:pw-9@tcp(127.0.0.1:3306)/paimon", display: "jdbc:mysql://127.0.0.1:3306/paimon"},
 		{url: "jdbc:mysql://h/paimon?useSSL=false", user: "u", dialect: MySQL, dsn: "u@tcp(h:3306)/paimon"},
 		{url: "jdbc:mariadb://h:3307/paimon", user: "u", dialect: MariaDB, dsn: "u@tcp(h:3307)/paimon"},
-		{url: "postgresql://h/paimon", errHas: "does not start with jdbc:"},
+		{url: "postgresql://h/paimon", errHas: "want a jdbc: prefix"},
 		{url: "jdbc:sqlite:/tmp/x.db", errHas: "want jdbc:sqlite://host"},
 		{url: "jdbc:oracle://h/db", errHas: `protocol "oracle"`},
 		{url: "jdbc:postgresql://h/", errHas: "one database name"},

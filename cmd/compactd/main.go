@@ -29,7 +29,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRootCmd()
-	if err := root.ExecuteContext(ctx); err != nil {
+	err := root.ExecuteContext(ctx)
+	closeCatalogs()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "compactd:", err)
 		os.Exit(1)
 	}
@@ -53,9 +55,12 @@ func newRootCmd() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	root.PersistentFlags().StringVar(&cliCatalog.uri, "catalog", "", "the catalog the writers use: a jdbc: URL (JDBC catalog) or an http(s):// URL (REST catalog); <warehouse> is then its warehouse")
+	root.PersistentFlags().StringArrayVar(&cliCatalog.options, "catalog-option", nil, "a catalog option in Java's name, key=value (repeatable): catalog-key, jdbc.user, jdbc.password-file, jdbc.password-env, lock.enabled, lock-acquire-timeout, token-file, token-env, …")
 	// Every command of compactd, in one place (help lists them sorted).
 	root.AddCommand(
 		newInspectCmd(),   // inspect.go
+		newListCmd(),      // catalog.go
 		newScanCmd(),      // scan.go
 		newCompactCmd(),   // compact.go
 		newPlanCmd(),      // compact.go
@@ -91,24 +96,25 @@ func setupLogging(g globalFlags) error {
 	return nil
 }
 
-// openTable opens "<db>.<table>" in a warehouse.
+// openTable opens "<db>.<table>" in a warehouse, through the catalog the
+// root's --catalog flags name if any.
 func openTable(ctx context.Context, warehouse, name string) (*table.Table, error) {
 	db, tbl, err := table.ParseFullName(name)
 	if err != nil {
 		return nil, err
 	}
-	fio, err := fileio.For(ctx, warehouse)
+	c, err := openCatalog(ctx, warehouse)
 	if err != nil {
 		return nil, err
 	}
-	t, err := table.Open(ctx, fio, warehouse, db, tbl)
+	t, err := c.OpenTable(ctx, db, tbl)
 	if err != nil {
 		if errors.Is(err, fileio.ErrNotExist) || errors.Is(err, table.ErrNotATable) {
 			hint := ""
 			if s := table.SuggestFullName(name); s != "" {
 				hint = fmt.Sprintf(" (did you mean %s?)", s)
 			}
-			return nil, fmt.Errorf("table %s in warehouse %s: not found%s: %w", name, warehouse, hint, err)
+			return nil, fmt.Errorf("table %s in %s: not found%s: %w", name, c.Name(), hint, err)
 		}
 		return nil, err
 	}
