@@ -2,11 +2,9 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"github.com/compactd/compactd/expire/expiretest"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -52,57 +50,11 @@ func scanRows(warehouse, name string) ([]interop.Row, error) {
 	return scanTable(ctx, tb, nil)
 }
 
-// canon renders rows as sorted JSON texts, so row sets compare regardless
-// of order.
-func canon(t *testing.T, rows []interop.Row) []string {
-	t.Helper()
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		b, err := json.Marshal(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[i] = string(b)
-	}
-	sort.Strings(out)
-	return out
-}
+// canon renders rows as sorted JSON texts (interop.CanonStrings).
+func canon(t *testing.T, rows []interop.Row) []string { return interop.CanonStrings(t, rows) }
 
-func diffRows(t *testing.T, what string, want, got []string) {
-	t.Helper()
-	if len(want) == len(got) {
-		same := true
-		for i := range want {
-			if want[i] != got[i] {
-				same = false
-				break
-			}
-		}
-		if same {
-			return
-		}
-	}
-	wm := map[string]bool{}
-	for _, w := range want {
-		wm[w] = true
-	}
-	gm := map[string]bool{}
-	for _, g := range got {
-		gm[g] = true
-	}
-	var missing, extra []string
-	for _, w := range want {
-		if !gm[w] {
-			missing = append(missing, w)
-		}
-	}
-	for _, g := range got {
-		if !wm[g] {
-			extra = append(extra, g)
-		}
-	}
-	t.Errorf("%s: %d rows, want %d\nmissing (first 5): %v\nunexpected (first 5): %v", what, len(got), len(want), head(missing, 5), head(extra, 5))
-}
+// diffRows fails t when two sorted row sets differ (interop.DiffRows).
+func diffRows(t *testing.T, what string, want, got []string) { interop.DiffRows(t, what, want, got) }
 
 func head(s []string, n int) []string {
 	if len(s) > n {
