@@ -316,8 +316,9 @@ func manifestLists(t *testing.T, tableDir string) []string {
 }
 
 // TestConcurrentJavaWritersThroughJDBCLock: three writers in three JVMs with their own commit
-// users commit in loops through the JDBC catalog's lock on the S3 server; every commit each
-// reports is exactly one snapshot, none is lost or overwritten, and Java reads every row.
+// users commit in loops (two for 3 passes, one for 8 s) through the JDBC catalog's lock on the
+// S3 server; every commit each reports is exactly one snapshot, none is lost or overwritten,
+// and Java reads every row.
 func TestConcurrentJavaWritersThroughJDBCLock(t *testing.T) {
 	env := JDBCServers(t)
 	base := Java(t)
@@ -337,7 +338,12 @@ func TestConcurrentJavaWritersThroughJDBCLock(t *testing.T) {
 						want = append(want, Row{"id": id, "v": fmt.Sprintf("w%d", w)})
 					}
 				}
-				writers = append(writers, LoopWriter{Warehouse: wh, Table: "db.t", CommitUser: fmt.Sprintf("writer-%d", w), Rows: []byte(rows.String()), Repeat: 3})
+				lw := LoopWriter{Warehouse: wh, Table: "db.t", CommitUser: fmt.Sprintf("writer-%d", w), Rows: []byte(rows.String()), Repeat: 3}
+				if w == 2 {
+					// The last one loops for a duration instead (passes of 2 commits).
+					lw.Repeat, lw.Duration = 0, 8*time.Second
+				}
+				writers = append(writers, lw)
 			}
 			res, err := j.RunWriters(context.Background(), writers)
 			if err != nil {
@@ -345,9 +351,10 @@ func TestConcurrentJavaWritersThroughJDBCLock(t *testing.T) {
 			}
 			var reported []commitKey
 			for _, r := range res {
-				if len(r.Identifiers) != 6 {
-					t.Errorf("%s reported %d commits, want 6 (3 passes x 2)", r.User, len(r.Identifiers))
+				if n := len(r.Identifiers); r.User == "writer-2" && (n < 2 || n%2 != 0) || r.User != "writer-2" && n != 6 {
+					t.Errorf("%s reported %d commits, want 6 (3 passes x 2), or whole passes for writer-2", r.User, n)
 				}
+				t.Logf("%s: %d commits", r.User, len(r.Identifiers))
 				for _, id := range r.Identifiers {
 					reported = append(reported, commitKey{r.User, id})
 				}
