@@ -122,8 +122,11 @@ func (h *LockHolder) LockedErr(ctx context.Context) (exists bool, err error) {
 		Locked *bool `json:"locked"`
 		Exists bool  `json:"exists"`
 	}
-	if err := json.Unmarshal(line, &v); err != nil || v.Locked == nil || !*v.Locked {
-		return false, fmt.Errorf("lock-hold: unexpected line %q (%v)", line, err)
+	if err := json.Unmarshal(line, &v); err != nil {
+		return false, fmt.Errorf("lock-hold: line %q: %w", line, err)
+	}
+	if v.Locked == nil || !*v.Locked {
+		return false, fmt.Errorf("lock-hold: unexpected line %q", line)
 	}
 	return v.Exists, nil
 }
@@ -163,8 +166,11 @@ func (h *LockHolder) WaitErr(ctx context.Context) (written bool, err error) {
 	var v struct {
 		Written *bool `json:"written"`
 	}
-	if err := json.Unmarshal(line, &v); err != nil || v.Written == nil {
-		return false, fmt.Errorf("lock-hold: unexpected line %q (%v)", line, err)
+	if err := json.Unmarshal(line, &v); err != nil {
+		return false, fmt.Errorf("lock-hold: line %q: %w", line, err)
+	}
+	if v.Written == nil {
+		return false, fmt.Errorf("lock-hold: unexpected line %q", line)
 	}
 	select {
 	case err := <-h.done:
