@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin/compactd
 DEMO_WAREHOUSE ?= $(CURDIR)/.cache/example-warehouse
 
-.PHONY: all build test unit-test interop-deps s3-server bench demo lint fuzz clean
+.PHONY: all build test unit-test interop-deps s3-server db-servers db-servers-stop bench demo lint fuzz clean
 
 all: build
 
@@ -11,7 +11,8 @@ build:
 	$(GO) build -o $(BIN) ./cmd/compactd
 
 # The whole suite: installs what the tests need (Java Paimon + pypaimon oracle,
-# the loopback S3 server), starts the server, runs every Go test, stops it.
+# the loopback S3 server, PostgreSQL and MariaDB), starts the servers, runs
+# every Go test, stops them.
 test:
 	bash scripts/test.sh
 
@@ -24,6 +25,14 @@ interop-deps:
 
 s3-server:
 	bash scripts/s3-server.sh start
+
+# PostgreSQL and MariaDB on 127.0.0.1:55432 / :53306 for the JDBC-catalog tests
+# (installed with apt-get when missing); then eval "$$(bash scripts/db-servers.sh env)".
+db-servers:
+	bash scripts/db-servers.sh start
+
+db-servers-stop:
+	bash scripts/db-servers.sh stop
 
 bench:
 	bash scripts/bench.sh

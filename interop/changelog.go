@@ -117,8 +117,7 @@ func (j *JavaOracle) StartStream(ctx context.Context, targets []StreamTarget) (*
 		return nil, fmt.Errorf("encode stream targets: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
-	args := []string{"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m", "-cp", j.classpath, "compactd.interop.Main",
-		"stream", "--targets", string(spec), "--timeout-ms", strconv.FormatInt(Timeout.Milliseconds(), 10)}
+	args := j.javaArgs("stream", []string{"--targets", string(spec), "--timeout-ms", strconv.FormatInt(Timeout.Milliseconds(), 10)})
 	cmd := exec.CommandContext(ctx, "java", args...)
 	s := &Stream{cmd: cmd, cancel: cancel, rows: map[string][]Row{}, done: map[string]int64{}, wait: make(chan error, 1)}
 	cmd.Stderr = &lockedWriter{mu: &s.mu, w: &s.stderr}

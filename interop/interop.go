@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,6 +54,33 @@ const missingHint = "run `make interop-deps` (interop/install.sh) to build the i
 type JavaOracle struct {
 	tb        testing.TB
 	classpath string
+	// catalogOptions, when set, go to every warehouse verb as --catalog-options.
+	catalogOptions map[string]string
+}
+
+// WithCatalogOptions returns a copy of the oracle whose verbs open their warehouse through a
+// catalog with these options (the --catalog-options flag of every verb that opens a catalog,
+// batch requests included), e.g. JDBCServer.CatalogOptions for Java Paimon's JDBC catalog with
+// its lock. A verb given its own --catalog-options keeps them. The receiver is unchanged.
+func (j *JavaOracle) WithCatalogOptions(opts map[string]string) *JavaOracle {
+	c := *j
+	c.catalogOptions = maps.Clone(opts)
+	return &c
+}
+
+// noCatalogVerbs open no catalog: they get no --catalog-options.
+var noCatalogVerbs = map[string]bool{"pick": true, "version": true, "batch": true}
+
+// javaArgs is the java command line of one verb.
+func (j *JavaOracle) javaArgs(verb string, flags []string) []string {
+	args := append([]string{"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m", "-cp", j.classpath, "compactd.interop.Main", verb}, flags...)
+	if len(j.catalogOptions) > 0 && !noCatalogVerbs[verb] && !slices.Contains(flags, "--catalog-options") {
+		b, err := json.Marshal(j.catalogOptions)
+		if err == nil { // a map[string]string always marshals
+			args = append(args, "--catalog-options", string(b))
+		}
+	}
+	return args
 }
 
 // Java locates the built Java oracle or fails the test.
@@ -93,8 +122,7 @@ func NewJava() (*JavaOracle, error) {
 func (j *JavaOracle) Run(ctx context.Context, stdin []byte, verb string, flags ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	args := append([]string{"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m", "-cp", j.classpath, "compactd.interop.Main", verb}, flags...)
-	cmd := exec.CommandContext(ctx, "java", args...)
+	cmd := exec.CommandContext(ctx, "java", j.javaArgs(verb, flags)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if stdin != nil {
@@ -463,6 +491,17 @@ func (j *JavaOracle) Batch(ctx context.Context, reqs []BatchRequest) ([]BatchRes
 	var in bytes.Buffer
 	enc := json.NewEncoder(&in)
 	for _, r := range reqs {
+		if _, ok := r.Flags["catalog-options"]; len(j.catalogOptions) > 0 && !ok && !noCatalogVerbs[r.Verb] {
+			b, err := json.Marshal(j.catalogOptions)
+			if err != nil {
+				return nil, fmt.Errorf("encode catalog options: %w", err)
+			}
+			r.Flags = maps.Clone(r.Flags)
+			if r.Flags == nil {
+				r.Flags = map[string]string{}
+			}
+			r.Flags["catalog-options"] = string(b)
+		}
 		if err := enc.Encode(r); err != nil {
 			return nil, fmt.Errorf("encode batch request: %w", err)
 		}

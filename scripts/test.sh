@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite. Installs the oracle (Java Paimon, pypaimon) and the
 # loopback S3 server on first use (cached under ~/.m2 and ~/.cache/compactd),
-# starts the server, runs the Go tests with both required, stops the server.
+# and PostgreSQL + MariaDB from Debian packages (scripts/db-servers.sh), starts
+# the servers, runs the Go tests with all of them required, stops the servers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,11 +13,14 @@ go mod download
 echo "== oracle: Java Paimon + pypaimon"
 bash interop/install.sh
 
-echo "== S3 server"
+echo "== S3 server, PostgreSQL and MariaDB (JDBC catalogs)"
+# One trap stops every server, whichever of them started.
+trap 'bash scripts/s3-server.sh stop || true; bash scripts/db-servers.sh stop || true' EXIT
 bash scripts/s3-server.sh start
-trap 'bash scripts/s3-server.sh stop || true' EXIT
 eval "$(bash scripts/s3-server.sh env)"
-export COMPACTD_REQUIRE_S3=1 COMPACTD_REQUIRE_ORACLE=1
+bash scripts/db-servers.sh start >/dev/null
+eval "$(bash scripts/db-servers.sh env)"
+export COMPACTD_REQUIRE_S3=1 COMPACTD_REQUIRE_ORACLE=1 COMPACTD_REQUIRE_JDBC=1
 
 echo "== lint: gofmt, vet, golangci-lint (layering)"
 bash scripts/lint.sh

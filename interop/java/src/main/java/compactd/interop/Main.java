@@ -80,7 +80,7 @@ public final class Main {
 
     public static void main(String[] args) {
         if (args.length == 0) {
-            System.err.println("usage: Main <create|write|read|changelog|stream|files|snapshots|dvs|compact|pick|expire|orphans|tag|batch|version> [--flag value]...");
+            System.err.println("usage: Main <create|write|read|changelog|stream|lock-hold|files|snapshots|dvs|compact|pick|expire|orphans|tag|batch|version> [--flag value]...");
             System.exit(2);
         }
         Main m = new Main();
@@ -148,6 +148,12 @@ public final class Main {
                     throw new IllegalArgumentException("stream reads stdin and cannot run in a batch");
                 }
                 new StreamVerb(flags, out, this::catalog).run();
+                return;
+            case "lock-hold":
+                if (inBatch) {
+                    throw new IllegalArgumentException("lock-hold reads stdin and cannot run in a batch");
+                }
+                new LockHoldVerb(flags, out, this::catalog).run();
                 return;
             case "files":
                 systemTable("files");
@@ -377,9 +383,11 @@ public final class Main {
     private static final class UserWriter {
         final StreamTableWrite write;
         final StreamTableCommit commit;
+        final String user;
         boolean dirty;
 
-        UserWriter(StreamWriteBuilder b, org.apache.paimon.disk.IOManager io) {
+        UserWriter(String user, StreamWriteBuilder b, org.apache.paimon.disk.IOManager io) {
+            this.user = user;
             // A writer that compacts (write-only=false) on a lookup table (deletion vectors,
             // first-row, changelog-producer=lookup) looks keys up in higher levels and spills
             // to the IOManager's temp dir; without one it fails at its first compaction.
@@ -395,6 +403,15 @@ public final class Main {
         // --wait-compaction true: each commit waits for the compaction its writer started, so
         // what a compacting writer (write-only=false) leaves is deterministic.
         boolean waitCompaction = Boolean.parseBoolean(flags.getOrDefault("wait-compaction", "false"));
+        // Loops (concurrent writers in tests): --repeat N passes over the rows file and/or
+        // --duration-ms D (passes until D has elapsed; at least one pass), whichever ends first.
+        // The writers stay open across passes, as a streaming job's do; every pass ends with a
+        // commit of every dirty user. --report-commits true prints {"user":U,"identifier":I}
+        // after each commit (flushed), so a caller knows every commit even if the verb fails.
+        int repeat = Integer.parseInt(flags.getOrDefault("repeat", flags.containsKey("duration-ms") ? "0" : "1"));
+        long durationMs = Long.parseLong(flags.getOrDefault("duration-ms", "0"));
+        long deadline = System.currentTimeMillis() + durationMs;
+        reportCommits = Boolean.parseBoolean(flags.getOrDefault("report-commits", "false"));
         try (Catalog c = catalog();
                 org.apache.paimon.disk.IOManager io = org.apache.paimon.disk.IOManager.create(
                         flags.getOrDefault("tmp-dir", System.getProperty("java.io.tmpdir")))) {
@@ -407,41 +424,49 @@ public final class Main {
             String prevGroup = null;
             String prevUser = null;
             int commits = 0;
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(
-                    Files.newInputStream(java.nio.file.Path.of(flag("rows"))), StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = r.readLine()) != null) {
-                    if (line.isBlank()) {
-                        continue;
-                    }
-                    JsonNode n = Canonical.JSON.readTree(line);
-                    if (n.path("commit").asBoolean(false) && !n.has("_kind")) {
-                        // Explicit commit marker: commits the named user, or everyone.
-                        String u = n.has("user") ? n.get("user").asText() : null;
-                        for (Map.Entry<String, UserWriter> e : writers.entrySet()) {
-                            if (u == null || u.equals(e.getKey())) {
-                                commits += commitUser(e.getValue(), identifier, waitCompaction);
-                            }
+            for (int pass = 1; ; pass++) {
+                try (BufferedReader r = new BufferedReader(new InputStreamReader(
+                        Files.newInputStream(java.nio.file.Path.of(flag("rows"))), StandardCharsets.UTF_8))) {
+                    String line;
+                    while ((line = r.readLine()) != null) {
+                        if (line.isBlank()) {
+                            continue;
                         }
-                        prevGroup = null;
-                        continue;
+                        JsonNode n = Canonical.JSON.readTree(line);
+                        if (n.path("commit").asBoolean(false) && !n.has("_kind")) {
+                            // Explicit commit marker: commits the named user, or everyone.
+                            String u = n.has("user") ? n.get("user").asText() : null;
+                            for (Map.Entry<String, UserWriter> e : writers.entrySet()) {
+                                if (u == null || u.equals(e.getKey())) {
+                                    commits += commitUser(e.getValue(), identifier, waitCompaction);
+                                }
+                            }
+                            prevGroup = null;
+                            continue;
+                        }
+                        String user = n.has("_user") ? n.get("_user").asText() : defaultUser;
+                        String group = user + "\u0000" + n.path("_commit").asText("");
+                        if (prevGroup != null && !prevGroup.equals(group) && n.has("_commit")) {
+                            commits += commitUser(writers.get(prevUser), identifier, waitCompaction);
+                        }
+                        prevGroup = group;
+                        prevUser = user;
+                        UserWriter w = writers.computeIfAbsent(
+                                user, u -> new UserWriter(u, table.newStreamWriteBuilder().withCommitUser(u), io));
+                        RowKind kind = RowKind.fromShortString(n.path("_kind").asText("+I"));
+                        w.write.write(Canonical.rowFromJson(rowType, n, kind));
+                        w.dirty = true;
                     }
-                    String user = n.has("_user") ? n.get("_user").asText() : defaultUser;
-                    String group = user + "\u0000" + n.path("_commit").asText("");
-                    if (prevGroup != null && !prevGroup.equals(group) && n.has("_commit")) {
-                        commits += commitUser(writers.get(prevUser), identifier, waitCompaction);
-                    }
-                    prevGroup = group;
-                    prevUser = user;
-                    UserWriter w = writers.computeIfAbsent(
-                            user, u -> new UserWriter(table.newStreamWriteBuilder().withCommitUser(u), io));
-                    RowKind kind = RowKind.fromShortString(n.path("_kind").asText("+I"));
-                    w.write.write(Canonical.rowFromJson(rowType, n, kind));
-                    w.dirty = true;
                 }
-            }
-            for (UserWriter w : writers.values()) {
-                commits += commitUser(w, identifier, waitCompaction);
+                for (UserWriter w : writers.values()) {
+                    commits += commitUser(w, identifier, waitCompaction);
+                }
+                boolean more = (repeat <= 0 || pass < repeat)
+                        && (durationMs <= 0 ? repeat > 0 : System.currentTimeMillis() < deadline);
+                if (!more) {
+                    break;
+                }
+                prevGroup = null;
             }
             for (UserWriter w : writers.values()) {
                 w.write.close();
@@ -453,7 +478,9 @@ public final class Main {
         }
     }
 
-    private static int commitUser(UserWriter w, long[] identifier, boolean waitCompaction) throws Exception {
+    private boolean reportCommits;
+
+    private int commitUser(UserWriter w, long[] identifier, boolean waitCompaction) throws Exception {
         if (w == null || !w.dirty) {
             return 0;
         }
@@ -461,6 +488,13 @@ public final class Main {
         List<CommitMessage> msgs = w.write.prepareCommit(waitCompaction, id);
         w.commit.commit(id, msgs);
         w.dirty = false;
+        if (reportCommits) {
+            ObjectNode c = Canonical.F.objectNode();
+            c.put("user", w.user);
+            c.put("identifier", id);
+            out.println(c);
+            out.flush();
+        }
         return 1;
     }
 
