@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/interop"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/write"
 )
@@ -20,23 +20,13 @@ import (
 // server is a catalog database the tests run against.
 type server struct{ name, uri, user, password string }
 
-// servers are the real PostgreSQL and MariaDB of scripts/ (test.sh
-// starts them; with COMPACTD_REQUIRE_JDBC=1 a missing one fails).
+// servers are the real PostgreSQL and MariaDB of scripts/db-servers.sh
+// (test.sh starts them; with COMPACTD_REQUIRE_JDBC=1 a missing one fails).
 func servers(t *testing.T) []server {
 	t.Helper()
 	var out []server
-	for _, s := range []struct{ name, env string }{{"postgresql", "COMPACTD_PG_JDBC"}, {"mariadb", "COMPACTD_MYSQL_JDBC"}} {
-		uri := os.Getenv(s.env)
-		if uri == "" {
-			if os.Getenv("COMPACTD_REQUIRE_JDBC") != "" {
-				t.Fatalf("%s is not set but COMPACTD_REQUIRE_JDBC is: start the servers with scripts/test.sh", s.env)
-			}
-			continue
-		}
-		out = append(out, server{s.name, uri, os.Getenv("COMPACTD_JDBC_USER"), os.Getenv("COMPACTD_JDBC_PASSWORD")})
-	}
-	if len(out) == 0 {
-		t.Skip("no catalog database: set COMPACTD_PG_JDBC / COMPACTD_MYSQL_JDBC (scripts/test.sh does)")
+	for _, s := range interop.JDBCServers(t).Servers() {
+		out = append(out, server{s.Name, s.JDBC, s.User, s.Password})
 	}
 	return out
 }
