@@ -1,0 +1,78 @@
+package sched_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/interop"
+	"github.com/compactd/compactd/policy"
+	"github.com/compactd/compactd/sched"
+	"github.com/compactd/compactd/table"
+)
+
+// TestDaemonWorksThroughAJDBCCatalog: a warehouse with a catalog block is
+// discovered through the catalog (a table directory the catalog did not
+// register is no table of its), and its compactions commit through the
+// catalog's lock; Java reads the rows after.
+func TestDaemonWorksThroughAJDBCCatalog(t *testing.T) {
+	env := interop.JDBCServers(t)
+	for _, srv := range env.Servers() {
+		t.Run(srv.Name, func(t *testing.T) {
+			wh := t.TempDir()
+			copts := srv.CatalogOptions(fmt.Sprintf("daemon%d", rand.Int64()))
+			j := interop.Java(t).WithCatalogOptions(copts)
+			var rows strings.Builder
+			for c := 0; c < 7; c++ {
+				for k := 0; k < 10; k++ {
+					fmt.Fprintf(&rows, `{"k":%d,"v":%d,"_commit":%d}`+"\n", k, c*10+k, c)
+				}
+			}
+			j.Create(wh, "db.t", map[string]any{
+				"columns":     []map[string]string{{"name": "k", "type": "BIGINT NOT NULL"}, {"name": "v", "type": "BIGINT"}},
+				"primaryKeys": []string{"k"}, "bucket": 1, "options": map[string]string{"write-only": "true"},
+			}, []byte(rows.String()))
+			// A table directory the catalog never registered.
+			createTable(t, wh, "stray", nil)
+
+			cfg := config(t, wh, map[string]string{"compact.schedule": "@every 1s"})
+			cfg.Warehouses[0].Catalog = maps.Clone(copts)
+			s, stop := start(t, cfg, sched.Options{})
+			waitFor(t, "a compaction of db.t", 60*time.Second, func() bool {
+				ts, ok := tableStatus(s, "db.t")
+				return ok && successes(ts, policy.Compact) > 0
+			})
+			if _, ok := tableStatus(s, "db.stray"); ok {
+				t.Error("the daemon watches db.stray, which the catalog does not list")
+			}
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+			tb, err := table.Open(context.Background(), fileio.NewLocal(), wh, "db", "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			latest, err := tb.LatestSnapshot(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if latest.CommitKind != table.CommitCompact {
+				t.Errorf("latest snapshot %d is %s, want the daemon's COMPACT", latest.ID, latest.CommitKind)
+			}
+			var want strings.Builder
+			for k := 0; k < 10; k++ {
+				fmt.Fprintf(&want, `{"k":%d,"v":%d}`+"\n", k, 60+k)
+			}
+			wantRows, err := interop.ParseRows([]byte(want.String()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			interop.DiffRows(t, "Java's read after the daemon's compaction", interop.CanonStrings(t, wantRows), interop.CanonStrings(t, j.Read(wh, "db.t")))
+		})
+	}
+}
