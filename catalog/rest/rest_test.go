@@ -1,0 +1,419 @@
+package rest
+
+// These tests run against Paimon's own REST catalog server
+// (RESTCatalogServer, see interop/README.md): the shared one of
+// scripts/rest-server.sh (interop.RequireREST: required, not skipped, under
+// COMPACTD_REQUIRE_REST=1) or, for fault injection, a test's own
+// (interop.StartRESTServer). Java writes and reads through the same catalog.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/compactd/compactd/compact"
+	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/interop"
+	"github.com/compactd/compactd/table"
+)
+
+var spec = map[string]any{
+	"columns": []map[string]string{
+		{"name": "id", "type": "BIGINT NOT NULL"},
+		{"name": "v", "type": "STRING"},
+	},
+	"primaryKeys": []string{"id"},
+	"bucket":      2,
+	"options":     map[string]string{"write-only": "true"},
+}
+
+// rowsJSONL writes ids [0, n) in `commits` commits, each id rewritten by
+// every commit (so compaction has duplicates to merge).
+func rowsJSONL(n, commits int, tag string) []byte {
+	var b bytes.Buffer
+	for c := 0; c < commits; c++ {
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, `{"id":%d,"v":"%s-%d-%d","_commit":"%s%d"}`+"\n", i, tag, c, i, tag, c)
+		}
+	}
+	return b.Bytes()
+}
+
+type fixture struct {
+	env interop.RESTEnv
+	j   *interop.JavaOracle
+	cat *Catalog
+	db  string
+}
+
+func newFixture(t *testing.T, env interop.RESTEnv) *fixture {
+	t.Helper()
+	cat, err := Open(context.Background(), Config{URI: env.URI, Warehouse: env.Warehouse, Token: env.Token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cat.Close() })
+	// The shared server outlives the test: a database of its own.
+	db := "d" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
+	return &fixture{env: env, j: interop.Java(t).WithCatalogOptions(env.CatalogOptions()), cat: cat, db: db}
+}
+
+func (f *fixture) create(t *testing.T, name string, commits int) string {
+	t.Helper()
+	full := f.db + "." + name
+	f.j.Create(f.env.Warehouse, full, spec, rowsJSONL(50, commits, name))
+	return full
+}
+
+func snapshots(t *testing.T, tb *table.Table) []*table.Snapshot {
+	t.Helper()
+	ctx := context.Background()
+	ids, err := tb.SnapshotIDs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*table.Snapshot
+	for _, id := range ids {
+		s, err := tb.Snapshot(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestListAndOpen(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, interop.RequireREST(t))
+	f.create(t, "b", 1)
+	f.create(t, "a", 1)
+
+	dbs, err := f.cat.ListDatabases(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !contains(dbs, f.db) {
+		t.Fatalf("ListDatabases = %v, want %s among them", dbs, f.db)
+	}
+	tables, err := f.cat.ListTables(ctx, f.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(tables, []string{"a", "b"}) {
+		t.Fatalf("ListTables = %v, want [a b]", tables)
+	}
+	// One name per page: the server's paging (maxResults, nextPageToken).
+	f.cat.maxResults = 1
+	paged, err := f.cat.ListTables(ctx, f.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(paged, tables) {
+		t.Fatalf("ListTables one per page = %v, want %v", paged, tables)
+	}
+	pagedDBs, err := f.cat.ListDatabases(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(pagedDBs, dbs) {
+		t.Fatalf("ListDatabases one per page = %v, want %v", pagedDBs, dbs)
+	}
+
+	tb, err := f.cat.OpenTable(ctx, f.db, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb.FullName() != f.db+".a" || !tb.HasCatalogCommit() {
+		t.Fatalf("opened %s (catalog commit %v)", tb.FullName(), tb.HasCatalogCommit())
+	}
+	if s, err := tb.LatestSnapshot(ctx); err != nil || s.ID != 1 {
+		t.Fatalf("latest snapshot = %v, %v; want snapshot 1 written by Java", s, err)
+	}
+
+	if _, err := f.cat.OpenTable(ctx, f.db, "missing"); !errors.Is(err, table.ErrNotATable) {
+		t.Fatalf("OpenTable(missing) = %v, want ErrNotATable", err)
+	}
+	if _, err := f.cat.ListTables(ctx, f.db+"_missing"); err == nil {
+		t.Fatal("ListTables of a missing database succeeded")
+	}
+}
+
+// A format table (files in a directory, no snapshots) is not a table
+// compactd maintains: OpenTable refuses it, naming it.
+func TestRefusesFormatTable(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, interop.RequireREST(t))
+	full := f.db + ".csv"
+	f.j.Create(f.env.Warehouse, full, map[string]any{
+		"columns": []map[string]string{{"name": "id", "type": "BIGINT"}},
+		"options": map[string]string{"type": "format-table", "file.format": "csv"},
+	}, nil)
+	_, err := f.cat.OpenTable(ctx, f.db, "csv")
+	if err == nil || !strings.Contains(err.Error(), full) || !strings.Contains(err.Error(), "format-table") {
+		t.Fatalf("OpenTable(format table) = %v, want a refusal naming %s and its type", err, full)
+	}
+}
+
+func TestBadToken(t *testing.T) {
+	env := interop.RequireREST(t)
+	bad := "wrong-" + uuid.NewString()
+	logs := captureLogs(t)
+	_, err := Open(context.Background(), Config{URI: env.URI, Warehouse: env.Warehouse, Token: bad})
+	if err == nil || !strings.Contains(err.Error(), "401") {
+		t.Fatalf("Open with a wrong token = %v, want HTTP 401", err)
+	}
+	if strings.Contains(err.Error(), bad) || strings.Contains(logs.String(), bad) {
+		t.Fatalf("the token leaked: err %q, logs %q", err, logs.String())
+	}
+}
+
+// Compactd compacts a table Java wrote through the catalog, commits
+// through the catalog, and Java reads the same rows after. No log line or
+// error carries the token.
+func TestCompactThroughCatalog(t *testing.T) {
+	ctx := context.Background()
+	env := interop.RequireREST(t)
+	logs := captureLogs(t)
+	f := newFixture(t, env)
+	full := f.create(t, "t", 4)
+	before := f.j.Read(env.Warehouse, full)
+
+	tb, err := f.cat.OpenTable(ctx, f.db, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := compact.Run(ctx, tb, compact.Options{Full: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Snapshot != 5 {
+		t.Fatalf("compaction committed snapshot %d, want 5", sum.Snapshot)
+	}
+	s, err := tb.Snapshot(ctx, 5)
+	if err != nil || s.CommitKind != table.CommitCompact {
+		t.Fatalf("snapshot 5 = %+v, %v; want a COMPACT snapshot", s, err)
+	}
+	if after := f.j.Read(env.Warehouse, full); !reflect.DeepEqual(after, before) {
+		t.Fatalf("Java reads %d rows after the compaction, %d before", len(after), len(before))
+	}
+	// Java sees the compaction in its $snapshots through the catalog.
+	snaps := f.j.Snapshots(env.Warehouse, full)
+	if len(snaps) != 5 || snaps[4]["commit_kind"] != "COMPACT" {
+		t.Fatalf("Java's $snapshots: %v", snaps)
+	}
+	if strings.Contains(logs.String(), env.Token) {
+		t.Fatalf("a log line carries the token: %s", logs.String())
+	}
+}
+
+// hookCommit runs before() ahead of the first publish: another writer
+// takes the snapshot id compactd is about to publish.
+type hookCommit struct {
+	inner  table.SnapshotCommit
+	once   sync.Once
+	before func(id int64)
+	errs   []error
+}
+
+func (h *hookCommit) CommitSnapshot(ctx context.Context, t *table.Table, s *table.Snapshot, data []byte) error {
+	h.once.Do(func() { h.before(s.ID) })
+	err := h.inner.CommitSnapshot(ctx, t, s, data)
+	h.errs = append(h.errs, err)
+	return err
+}
+
+// A Java commit takes the id compactd's compaction is publishing: the
+// catalog answers success=false, compactd rebases onto it and publishes the
+// next id; both commits are kept and Java reads the rows of both.
+func TestConflictRebases(t *testing.T) {
+	ctx := context.Background()
+	env := interop.RequireREST(t)
+	f := newFixture(t, env)
+	full := f.create(t, "t", 3)
+
+	tb, err := f.cat.OpenTable(ctx, f.db, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := &snapshotCommit{cat: f.cat, database: f.db, name: "t", tableID: tableID(t, f, "t")}
+	hook := &hookCommit{inner: inner, before: func(id int64) {
+		if id != 4 {
+			t.Errorf("first publish of snapshot %d, want 4", id)
+		}
+		f.j.Write(env.Warehouse, full, rowsJSONL(60, 1, "late"))
+	}}
+	tb.SetSnapshotCommit(hook)
+	sum, err := compact.Run(ctx, tb, compact.Options{Full: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hook.errs) < 2 || !errors.Is(hook.errs[0], fileio.ErrExist) || hook.errs[len(hook.errs)-1] != nil {
+		t.Fatalf("publish outcomes %v, want a taken id (ErrExist) and then success", hook.errs)
+	}
+	if sum.Snapshot != 5 {
+		t.Fatalf("compaction committed snapshot %d, want 5 (after Java's 4)", sum.Snapshot)
+	}
+	snaps := snapshots(t, tb)
+	if len(snaps) != 5 || snaps[3].CommitKind != table.CommitAppend || snaps[3].CommitUser != "interop" || snaps[4].CommitKind != table.CommitCompact {
+		t.Fatalf("snapshots after the race: %s", describe(snaps))
+	}
+	want := map[int64]string{}
+	for i := 0; i < 60; i++ {
+		want[int64(i)] = fmt.Sprintf("late-0-%d", i)
+	}
+	got := f.j.Read(env.Warehouse, full)
+	if len(got) != len(want) {
+		t.Fatalf("Java reads %d rows, want %d", len(got), len(want))
+	}
+	for _, r := range got {
+		id := interop.Normalize(r["id"])
+		var key int64
+		switch v := id.(type) {
+		case float64:
+			key = int64(v)
+		case int64:
+			key = v
+		default:
+			t.Fatalf("id %v (%T)", id, id)
+		}
+		if r["v"] != want[key] {
+			t.Fatalf("row %v, want v=%s", r, want[key])
+		}
+	}
+}
+
+// The server publishes the compaction's snapshot and then answers HTTP 500
+// (a lost answer). compactd must neither retry the POST (the retry would
+// be told the id is taken, and compactd would delete the metadata of its
+// own published snapshot) nor call it failed: the outcome is unknown, and
+// the commit finds its snapshot by commit user and identifier.
+func TestLandedCommitWithLostAnswer(t *testing.T) {
+	ctx := context.Background()
+	srv := interop.StartRESTServer(t)
+	f := newFixture(t, srv.RESTEnv)
+	full := f.create(t, "t", 3)
+	before := f.j.Read(srv.Warehouse, full)
+
+	tb, err := f.cat.OpenTable(ctx, f.db, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := &snapshotCommit{cat: f.cat, database: f.db, name: "t", tableID: tableID(t, f, "t")}
+	hook := &hookCommit{inner: inner, before: func(int64) { srv.FailNextCommit(t) }}
+	tb.SetSnapshotCommit(hook)
+	sum, err := compact.Run(ctx, tb, compact.Options{Full: true})
+	if err != nil {
+		t.Fatalf("compaction whose commit landed failed: %v", err)
+	}
+	if len(hook.errs) != 1 || !errors.Is(hook.errs[0], table.ErrCommitOutcomeUnknown) {
+		t.Fatalf("publish outcomes %v, want one, of unknown outcome", hook.errs)
+	}
+	snaps := snapshots(t, tb)
+	if sum.Snapshot != 4 || len(snaps) != 4 || snaps[3].CommitKind != table.CommitCompact {
+		t.Fatalf("compaction snapshot %d; snapshots %s; want exactly one COMPACT snapshot, 4", sum.Snapshot, describe(snaps))
+	}
+	if after := f.j.Read(srv.Warehouse, full); !reflect.DeepEqual(after, before) {
+		t.Fatalf("Java reads %d rows after the compaction, %d before", len(after), len(before))
+	}
+}
+
+// A commit through a closed catalog is refused before anything is sent.
+func TestClosedCatalogRefusesCommit(t *testing.T) {
+	ctx := context.Background()
+	env := interop.RequireREST(t)
+	f := newFixture(t, env)
+	f.create(t, "t", 3)
+	tb, err := f.cat.OpenTable(ctx, f.db, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = f.cat.Close()
+	_, err = compact.Run(ctx, tb, compact.Options{Full: true})
+	if err == nil || !strings.Contains(err.Error(), "closed") || errors.Is(err, table.ErrCommitOutcomeUnknown) {
+		t.Fatalf("compaction through a closed catalog = %v, want a definite refusal", err)
+	}
+	if n := len(snapshots(t, tb)); n != 3 {
+		t.Fatalf("%d snapshots, want the 3 Java wrote", n)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []Config{
+		{URI: ""},
+		{URI: "ftp://x"},
+		{URI: "http://user:secret@127.0.0.1:1"},
+		{URI: "http://127.0.0.1:1", Token: "a", TokenEnv: "B"},
+		{URI: "http://127.0.0.1:1", TokenEnv: "COMPACTD_TEST_SURELY_UNSET_VARIABLE"},
+		{URI: "http://127.0.0.1:1", Options: map[string]string{"token.provider": "dlf"}},
+	} {
+		if _, err := Open(ctx, c); err == nil {
+			t.Errorf("Open(%+v) succeeded", c)
+		} else if strings.Contains(err.Error(), "secret") {
+			t.Errorf("Open error %q shows the URI's password", err)
+		}
+	}
+}
+
+func tableID(t *testing.T, f *fixture, name string) string {
+	t.Helper()
+	var resp getTableResponse
+	if err := f.cat.c.getJSON(context.Background(), f.cat.path("databases", segment(f.db), "tables", segment(name)), nil, &resp); err != nil {
+		t.Fatal(err)
+	}
+	return resp.ID
+}
+
+func describe(snaps []*table.Snapshot) string {
+	var b strings.Builder
+	for _, s := range snaps {
+		fmt.Fprintf(&b, "[%d %s %s/%d] ", s.ID, s.CommitKind, s.CommitUser, s.CommitIdentifier)
+	}
+	return b.String()
+}
+
+func contains(xs []string, x string) bool {
+	for _, s := range xs {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}
+
+// captureLogs sends slog's default logger, at debug level, to a buffer for
+// the test's duration.
+func captureLogs(t *testing.T) *syncBuffer {
+	t.Helper()
+	b := &syncBuffer{}
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	return b
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
