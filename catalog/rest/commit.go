@@ -78,6 +78,7 @@ func (sc *snapshotCommit) CommitSnapshot(ctx context.Context, t *table.Table, s 
 		return fmt.Errorf("commit to %s via %s: snapshot %d: unreadable answer %q: %w", full, sc.cat.name, s.ID, sc.cat.c.redact(string(answer)), table.ErrCommitOutcomeUnknown)
 	}
 	if !*res.Success {
+		slog.Debug("REST catalog commit lost the race for the snapshot id", "table", full, "catalog", sc.cat.name, "snapshot", s.ID)
 		return fmt.Errorf("commit to %s via %s: snapshot %d already exists: %w", full, sc.cat.name, s.ID, fileio.ErrExist)
 	}
 	slog.Debug("committed through REST catalog", "table", full, "catalog", sc.cat.name, "snapshot", s.ID, "kind", s.CommitKind)
