@@ -101,8 +101,9 @@ type RESTServer struct {
 
 // StartRESTServer starts Paimon's RESTCatalogServer on a free loopback port
 // with a random token and its warehouse in a temporary directory; it is
-// stopped when the test ends.
-func StartRESTServer(tb testing.TB) *RESTServer {
+// stopped when the test ends. extraFlags go to the rest-server verb (e.g.
+// "--data-token", "true").
+func StartRESTServer(tb testing.TB, extraFlags ...string) *RESTServer {
 	tb.Helper()
 	j := Java(tb)
 	restCP, err := os.ReadFile(filepath.Join(j.target, "classpath-rest.txt"))
@@ -117,8 +118,9 @@ func StartRESTServer(tb testing.TB) *RESTServer {
 	_ = l.Close()
 	s := &RESTServer{RESTEnv: RESTEnv{Token: "t-" + uuid.NewString(), Warehouse: "compactd_test"}, Dir: tb.TempDir(), acks: make(chan string, 16)}
 	cp := j.classpath + string(os.PathListSeparator) + strings.TrimSpace(string(restCP))
-	s.cmd = exec.Command("java", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp, "compactd.interop.Main", "rest-server",
-		"--warehouse", s.Dir, "--port", strconv.Itoa(port), "--token", s.Token, "--catalog", s.Warehouse)
+	args := []string{"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp, "compactd.interop.Main", "rest-server",
+		"--warehouse", s.Dir, "--port", strconv.Itoa(port), "--token", s.Token, "--catalog", s.Warehouse}
+	s.cmd = exec.Command("java", append(args, extraFlags...)...)
 	stdout, err := s.cmd.StdoutPipe()
 	if err != nil {
 		tb.Fatalf("interop: %v", err)

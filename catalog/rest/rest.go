@@ -325,6 +325,9 @@ func (c *Catalog) OpenTable(ctx context.Context, database, name string) (*table.
 	if err := table.CheckTableName(name); err != nil {
 		return nil, fmt.Errorf("catalog %s: %w", c.name, err)
 	}
+	if c.dataTokens {
+		return nil, fail("the catalog hands out data tokens (data-token.enabled=true); compactd does not support vended storage credentials")
+	}
 	var resp getTableResponse
 	if err := c.c.getJSON(ctx, c.path("databases", segment(database), "tables", segment(name)), nil, &resp); err != nil {
 		if isStatus(err, http.StatusNotFound) {
@@ -349,9 +352,6 @@ func (c *Catalog) OpenTable(ctx context.Context, database, name string) (*table.
 	}
 	if resp.IsExternal {
 		return nil, fail("external tables (data at a path the catalog does not own) are not maintained through a REST catalog")
-	}
-	if c.dataTokens {
-		return nil, fail("the catalog hands out data tokens (data-token.enabled=true); compactd does not support vended storage credentials")
 	}
 	fio, err := c.openStorage(ctx, resp.Path)
 	if err != nil {

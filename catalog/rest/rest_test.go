@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -416,4 +417,52 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// A catalog that vends storage credentials (data tokens) is one whose
+// tables compactd cannot safely write with its own: OpenTable refuses,
+// naming the table.
+func TestRefusesDataTokens(t *testing.T) {
+	srv := interop.StartRESTServer(t, "--data-token", "true")
+	cat, err := Open(context.Background(), Config{URI: srv.URI, Warehouse: srv.Warehouse, Token: srv.Token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cat.Close() }()
+	_, err = cat.OpenTable(context.Background(), "db", "t")
+	if err == nil || !strings.Contains(err.Error(), "db.t") || !strings.Contains(err.Error(), "data-token") {
+		t.Fatalf("OpenTable through a data-token catalog = %v, want a refusal naming db.t", err)
+	}
+}
+
+// The token may come from a file or an environment variable; a cancelled
+// context stops a request.
+func TestTokenSourcesAndContext(t *testing.T) {
+	env := interop.RequireREST(t)
+	file := t.TempDir() + "/token"
+	if err := os.WriteFile(file, []byte(env.Token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("COMPACTD_TEST_REST_TOKEN", env.Token)
+	for _, c := range []Config{
+		{URI: env.URI, Warehouse: env.Warehouse, TokenFile: file},
+		{URI: env.URI, Warehouse: env.Warehouse, TokenEnv: "COMPACTD_TEST_REST_TOKEN"},
+	} {
+		cat, err := Open(context.Background(), c)
+		if err != nil {
+			t.Fatalf("Open(%+v): %v", c, err)
+		}
+		if strings.Contains(cat.Name(), env.Token) {
+			t.Fatalf("Name %q shows the token", cat.Name())
+		}
+		if _, err := cat.ListDatabases(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := cat.ListDatabases(ctx); !errors.Is(err, context.Canceled) {
+			t.Fatalf("ListDatabases on a cancelled context = %v, want context.Canceled", err)
+		}
+		_ = cat.Close()
+	}
 }

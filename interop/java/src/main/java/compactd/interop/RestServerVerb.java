@@ -87,7 +87,9 @@ final class RestServerVerb {
         // As Paimon's MockRESTCatalogTest configures it: a path prefix, no data tokens (clients
         // use the table path with their own file IO), and the catalog name as warehouse.
         defaults.put("prefix", prefix);
-        defaults.put("data-token.enabled", "false");
+        // --data-token true: the catalog vends storage credentials (clients that cannot use
+        // them must refuse its tables).
+        defaults.put("data-token.enabled", flags.getOrDefault("data-token", "false"));
         defaults.put("warehouse", name);
         ConfigResponse config = new ConfigResponse(defaults, new HashMap<>());
         SerialServer server = new SerialServer(dataPath, token, config, name);
