@@ -353,11 +353,12 @@ func (c *Catalog) OpenTable(ctx context.Context, database, name string) (*table.
 	if resp.IsExternal {
 		return nil, fail("external tables (data at a path the catalog does not own) are not maintained through a REST catalog")
 	}
-	fio, err := c.openStorage(ctx, resp.Path)
+	path := tablePath(resp.Path)
+	fio, err := c.openStorage(ctx, path)
 	if err != nil {
 		return nil, fail("path %s: %v", resp.Path, err)
 	}
-	t, err := table.OpenNamed(ctx, fio, resp.Path, database, name)
+	t, err := table.OpenNamed(ctx, fio, path, database, name)
 	if err != nil {
 		return nil, fmt.Errorf("catalog %s: table %s at %s: %w", c.name, full, resp.Path, err)
 	}
@@ -366,4 +367,14 @@ func (c *Catalog) OpenTable(ctx context.Context, database, name string) (*table.
 	}
 	t.SetSnapshotCommit(&snapshotCommit{cat: c, database: database, name: name, tableID: resp.ID})
 	return t, nil
+}
+
+// tablePath turns a local path in Hadoop's URI form, which a Java catalog
+// on a file: warehouse hands out (file:/dir, no authority), into the
+// file:///dir form compactd's file IO takes; other paths are unchanged.
+func tablePath(p string) string {
+	if rest, ok := strings.CutPrefix(p, "file:/"); ok && !strings.HasPrefix(rest, "/") {
+		return "file:///" + rest
+	}
+	return p
 }

@@ -466,3 +466,27 @@ func TestTokenSourcesAndContext(t *testing.T) {
 		_ = cat.Close()
 	}
 }
+
+// A catalog whose warehouse is a file: URI gives table paths in Hadoop's
+// form (file:/dir/db.db/t, no authority); compactd opens and commits them.
+func TestFileURIPaths(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	srv := interop.StartRESTServer(t, "--warehouse", "file://"+dir)
+	f := newFixture(t, srv.RESTEnv)
+	full := f.create(t, "t", 2)
+	tb, err := f.cat.OpenTable(ctx, f.db, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(tb.Path(), "file:") {
+		t.Fatalf("table path %s, want the catalog's file: URI", tb.Path())
+	}
+	before := f.j.Read(srv.Warehouse, full)
+	if sum, err := compact.Run(ctx, tb, compact.Options{Full: true}); err != nil || sum.Snapshot != 3 {
+		t.Fatalf("compaction: %+v, %v", sum, err)
+	}
+	if after := f.j.Read(srv.Warehouse, full); !reflect.DeepEqual(after, before) {
+		t.Fatalf("Java reads %d rows after the compaction, %d before", len(after), len(before))
+	}
+}
