@@ -490,3 +490,29 @@ func TestFileURIPaths(t *testing.T) {
 		t.Fatalf("Java reads %d rows after the compaction, %d before", len(after), len(before))
 	}
 }
+
+// A commit for a table id the catalog does not have (the table was
+// dropped and re-created since compactd opened it) is refused with 404:
+// a definite failure, nothing is published, and the table is as it was.
+func TestCommitForReplacedTableRefused(t *testing.T) {
+	ctx := context.Background()
+	env := interop.RequireREST(t)
+	f := newFixture(t, env)
+	full := f.create(t, "t", 3)
+	before := f.j.Read(env.Warehouse, full)
+	tb, err := f.cat.OpenTable(ctx, f.db, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb.SetSnapshotCommit(&snapshotCommit{cat: f.cat, database: f.db, name: "t", tableID: uuid.NewString()})
+	_, err = compact.Run(ctx, tb, compact.Options{Full: true})
+	if err == nil || !strings.Contains(err.Error(), "HTTP 404") || errors.Is(err, table.ErrCommitOutcomeUnknown) || errors.Is(err, fileio.ErrExist) {
+		t.Fatalf("commit for an unknown table id = %v, want a definite 404 refusal", err)
+	}
+	if n := len(snapshots(t, tb)); n != 3 {
+		t.Fatalf("%d snapshots, want the 3 Java wrote", n)
+	}
+	if after := f.j.Read(env.Warehouse, full); !reflect.DeepEqual(after, before) {
+		t.Fatalf("Java reads %d rows, %d before", len(after), len(before))
+	}
+}
