@@ -1,15 +1,18 @@
 package rest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // snapshotCommit is a table's commit point through the catalog: POST
@@ -22,9 +25,108 @@ type snapshotCommit struct {
 
 // commitRequest is Paimon's CommitTableRequest.
 type commitRequest struct {
-	TableID    string          `json:"tableId"`
-	Snapshot   json.RawMessage `json:"snapshot"`
-	Statistics []struct{}      `json:"statistics"`
+	TableID    string                `json:"tableId"`
+	Snapshot   json.RawMessage       `json:"snapshot"`
+	Statistics []partitionStatistics `json:"statistics"`
+}
+
+// partitionStatistics is Paimon's PartitionStatistics: what a commit's
+// delta changes in one partition (DELETEs count negative), which the
+// catalog adds to the partition's totals.
+type partitionStatistics struct {
+	Spec                 orderedSpec `json:"spec"`
+	RecordCount          int64       `json:"recordCount"`
+	FileSizeInBytes      int64       `json:"fileSizeInBytes"`
+	FileCount            int64       `json:"fileCount"`
+	LastFileCreationTime int64       `json:"lastFileCreationTime"`
+	TotalBuckets         int32       `json:"totalBuckets"`
+}
+
+// orderedSpec is a partition spec as a JSON object in partition-key order.
+type orderedSpec [][2]string
+
+func (o orderedSpec) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, kv := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(kv[0])
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(kv[1])
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// deltaStatistics computes the statistics Java's commit sends with a
+// snapshot (FileStoreCommitImpl: PartitionEntry.merge of the delta files,
+// toPartitionStatistics): per partition of the snapshot's delta manifests,
+// the signed sums of row counts, file sizes and files, the newest file
+// creation time (DataFileMeta.creationTimeEpochMillis: the writer's local
+// wall clock read in this machine's zone), and the last entry's total
+// buckets.
+func deltaStatistics(ctx context.Context, t *table.Table, s *table.Snapshot) ([]partitionStatistics, error) {
+	metas, err := manifest.ReadList(ctx, t.FileIO(), t.Paths().ManifestPath(s.DeltaManifestList))
+	if err != nil {
+		return nil, err
+	}
+	entries, err := t.ReadManifests(ctx, metas)
+	if err != nil {
+		return nil, err
+	}
+	schema := t.Schema()
+	partTypes := make([]table.DataType, 0, len(schema.PartitionKeys))
+	for _, f := range schema.PartitionType() {
+		partTypes = append(partTypes, f.Type)
+	}
+	out := []partitionStatistics{}
+	index := map[string]int{}
+	for i := range entries {
+		e := &entries[i]
+		sign := int64(1)
+		if e.Kind == manifest.FileKindDelete {
+			sign = -1
+		}
+		created := int64(0)
+		if e.File.CreationTime != nil {
+			wall := time.UnixMilli(*e.File.CreationTime).UTC()
+			created = time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), wall.Second(), wall.Nanosecond(), time.Local).UnixMilli()
+		}
+		k := string(e.Partition)
+		at, ok := index[k]
+		if !ok {
+			var spec [][2]string
+			if len(partTypes) > 0 {
+				row, err := table.DecodeBinaryRow(partTypes, e.Partition)
+				if err != nil {
+					return nil, fmt.Errorf("partition of %s: %w", e.File.FileName, err)
+				}
+				if spec, err = t.Paths().PartitionSpec(row); err != nil {
+					return nil, fmt.Errorf("partition of %s: %w", e.File.FileName, err)
+				}
+			}
+			at = len(out)
+			index[k] = at
+			out = append(out, partitionStatistics{Spec: spec, LastFileCreationTime: created})
+		}
+		p := &out[at]
+		p.RecordCount += sign * e.File.RowCount
+		p.FileSizeInBytes += sign * e.File.FileSize
+		p.FileCount += sign
+		p.LastFileCreationTime = max(p.LastFileCreationTime, created)
+		p.TotalBuckets = e.TotalBuckets
+	}
+	return out, nil
 }
 
 // CommitSnapshot asks the catalog to publish data as snapshot s.ID (see
@@ -37,7 +139,11 @@ func (sc *snapshotCommit) CommitSnapshot(ctx context.Context, t *table.Table, s 
 	if !json.Valid(data) {
 		return fmt.Errorf("commit to %s: snapshot %d is not valid JSON", full, s.ID)
 	}
-	body, err := bodyJSON(commitRequest{TableID: sc.tableID, Snapshot: data, Statistics: []struct{}{}})
+	stats, err := deltaStatistics(ctx, t, s)
+	if err != nil {
+		return fmt.Errorf("commit to %s: snapshot %d: partition statistics of the delta: %w", full, s.ID, err)
+	}
+	body, err := bodyJSON(commitRequest{TableID: sc.tableID, Snapshot: data, Statistics: stats})
 	if err != nil {
 		return fmt.Errorf("commit to %s: encode request: %w", full, err)
 	}

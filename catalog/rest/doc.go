@@ -15,7 +15,10 @@
 // response's path is opened with table.OpenNamed on fileio.For(path),
 // and the table's commit point (table.SnapshotCommit) becomes POST
 // .../databases/<db>/tables/<t>/commit with {"tableId": <the response's
-// id>, "snapshot": <the snapshot JSON>, "statistics": []}. The server
+// id>, "snapshot": <the snapshot JSON>, "statistics": <per partition, the
+// delta's signed row count, file size and file count, as Java's commit
+// computes them (PartitionEntry.merge of the delta files)>}, so the
+// catalog's partition totals follow compactd's compactions. The server
 // writes the snapshot: {"success": false} means the snapshot id is taken
 // (an error wrapping fileio.ErrExist: the table's Commit rebases); a
 // tableId the server no longer knows (the table was dropped or replaced)
@@ -42,11 +45,9 @@
 // with the table's files, and a token provider other than "bear".
 //
 // Not supported: DLF signing and other token providers, data tokens
-// (vended storage credentials), branches other than main, partition
-// statistics in commits (sent empty, as a compaction changes no row
-// counts per partition), and the catalog's snapshot / rollback / tag /
-// partition APIs (compactd reads snapshots from the table's files, which
-// the server writes).
+// (vended storage credentials), branches other than main, and the
+// catalog's snapshot / rollback / tag / partition APIs (compactd reads
+// snapshots from the table's files, which the server writes).
 //
 // The token is never logged and never part of an error or of Name; a
 // server error message quoting it is redacted.

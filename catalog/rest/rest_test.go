@@ -516,3 +516,86 @@ func TestCommitForReplacedTableRefused(t *testing.T) {
 		t.Fatalf("Java reads %d rows, %d before", len(after), len(before))
 	}
 }
+
+// The commit carries the partition statistics Java's commit sends (the
+// delta's signed row, size and file counts per partition), so the
+// catalog's partition totals stay those of the table's live files after
+// compactd's compaction, as after Java's own.
+func TestCommitKeepsPartitionStatistics(t *testing.T) {
+	ctx := context.Background()
+	env := interop.RequireREST(t)
+	f := newFixture(t, env)
+	// The test server lists partitions by table name across databases.
+	name := "p" + f.db
+	var rows bytes.Buffer
+	for c := 0; c < 3; c++ {
+		for i := 0; i < 40; i++ {
+			fmt.Fprintf(&rows, `{"dt":"d%d","id":%d,"v":"c%d","_commit":"%d"}`+"\n", i%3, i, c, c)
+		}
+	}
+	f.j.Create(env.Warehouse, f.db+"."+name, map[string]any{
+		"columns": []map[string]string{
+			{"name": "dt", "type": "STRING NOT NULL"},
+			{"name": "id", "type": "BIGINT NOT NULL"},
+			{"name": "v", "type": "STRING"},
+		},
+		"primaryKeys":   []string{"dt", "id"},
+		"partitionKeys": []string{"dt"},
+		"bucket":        2,
+		// The server keeps partitions only for tables partitioned in the
+		// metastore.
+		"options": map[string]string{"write-only": "true", "metastore.partitioned-table": "true"},
+	}, rows.Bytes())
+	tb, err := f.cat.OpenTable(ctx, f.db, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		latest, err := tb.LatestSnapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		adds, _, _, err := tb.LiveEntries(ctx, latest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type totals struct{ rows, size, files int64 }
+		want := map[string]totals{}
+		for i := range adds {
+			row, err := table.DecodeBinaryRow([]table.DataType{tb.Schema().Fields[0].Type}, adds[i].Partition)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := fmt.Sprint(row[0])
+			w := want[k]
+			w.rows += adds[i].File.RowCount
+			w.size += adds[i].File.FileSize
+			w.files++
+			want[k] = w
+		}
+		var got struct {
+			Partitions []struct {
+				Spec            map[string]string `json:"spec"`
+				RecordCount     int64             `json:"recordCount"`
+				FileSizeInBytes int64             `json:"fileSizeInBytes"`
+				FileCount       int64             `json:"fileCount"`
+			} `json:"partitions"`
+		}
+		if err := f.cat.c.getJSON(ctx, f.cat.path("databases", segment(f.db), "tables", segment(name), "partitions"), nil, &got); err != nil {
+			t.Fatal(err)
+		}
+		have := map[string]totals{}
+		for _, p := range got.Partitions {
+			have[p.Spec["dt"]] = totals{p.RecordCount, p.FileSizeInBytes, p.FileCount}
+		}
+		if !reflect.DeepEqual(have, want) {
+			t.Fatalf("%s: the catalog's partition totals %v, the live files' %v", when, have, want)
+		}
+	}
+	check("after Java's writes")
+	if sum, err := compact.Run(ctx, tb, compact.Options{Full: true}); err != nil || sum.Snapshot != 4 {
+		t.Fatalf("compaction: %+v, %v", sum, err)
+	}
+	check("after compactd's compaction")
+}
