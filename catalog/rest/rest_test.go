@@ -318,6 +318,9 @@ func TestLandedCommitWithLostAnswer(t *testing.T) {
 	if len(hook.errs) != 1 || !errors.Is(hook.errs[0], table.ErrCommitOutcomeUnknown) {
 		t.Fatalf("publish outcomes %v, want one, of unknown outcome", hook.errs)
 	}
+	if strings.Contains(hook.errs[0].Error(), srv.Token) {
+		t.Fatalf("the error carries the token: %v", hook.errs[0])
+	}
 	snaps := snapshots(t, tb)
 	if sum.Snapshot != 4 || len(snaps) != 4 || snaps[3].CommitKind != table.CommitCompact {
 		t.Fatalf("compaction snapshot %d; snapshots %s; want exactly one COMPACT snapshot, 4", sum.Snapshot, describe(snaps))
@@ -508,6 +511,9 @@ func TestCommitForReplacedTableRefused(t *testing.T) {
 	_, err = compact.Run(ctx, tb, compact.Options{Full: true})
 	if err == nil || !strings.Contains(err.Error(), "HTTP 404") || errors.Is(err, table.ErrCommitOutcomeUnknown) || errors.Is(err, fileio.ErrExist) {
 		t.Fatalf("commit for an unknown table id = %v, want a definite 404 refusal", err)
+	}
+	if strings.Contains(err.Error(), env.Token) {
+		t.Fatalf("the error carries the token: %v", err)
 	}
 	if n := len(snapshots(t, tb)); n != 3 {
 		t.Fatalf("%d snapshots, want the 3 Java wrote", n)
