@@ -605,3 +605,21 @@ func TestCommitKeepsPartitionStatistics(t *testing.T) {
 	}
 	check("after compactd's compaction")
 }
+
+// An external table (its data at a path the catalog does not own, which
+// this server refuses to commit to) is refused, naming the table.
+func TestRefusesExternalTable(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, interop.RequireREST(t))
+	full := f.db + ".ext"
+	f.j.Create(f.env.Warehouse, full, map[string]any{
+		"columns":     []map[string]string{{"name": "id", "type": "BIGINT NOT NULL"}},
+		"primaryKeys": []string{"id"},
+		"bucket":      1,
+		"options":     map[string]string{"path": t.TempDir() + "/ext"},
+	}, nil)
+	_, err := f.cat.OpenTable(ctx, f.db, "ext")
+	if err == nil || !strings.Contains(err.Error(), full) || !strings.Contains(err.Error(), "external") {
+		t.Fatalf("OpenTable(external table) = %v, want a refusal naming %s", err, full)
+	}
+}
