@@ -11,11 +11,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"os"
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
@@ -621,5 +624,99 @@ func TestRefusesExternalTable(t *testing.T) {
 	_, err := f.cat.OpenTable(ctx, f.db, "ext")
 	if err == nil || !strings.Contains(err.Error(), full) || !strings.Contains(err.Error(), "external") {
 		t.Fatalf("OpenTable(external table) = %v, want a refusal naming %s", err, full)
+	}
+}
+
+// dropProxy forwards TCP connections to a server; once armed, it swallows
+// the next answer the server sends and closes that connection: the request
+// reached the server, its answer never reached the client.
+type dropProxy struct {
+	addr    string
+	armed   atomic.Bool
+	dropped atomic.Int64
+}
+
+func startDropProxy(t *testing.T, upstream string) *dropProxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	p := &dropProxy{addr: l.Addr().String()}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go p.serve(c, upstream)
+		}
+	}()
+	return p
+}
+
+func (p *dropProxy) serve(c net.Conn, upstream string) {
+	defer func() { _ = c.Close() }()
+	u, err := net.Dial("tcp", upstream)
+	if err != nil {
+		return
+	}
+	defer func() { _ = u.Close() }()
+	go func() { _, _ = io.Copy(u, c) }()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := u.Read(buf)
+		if n > 0 {
+			if p.armed.CompareAndSwap(true, false) {
+				p.dropped.Add(1)
+				return // closes both: the answer is lost
+			}
+			if _, werr := c.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// The connection drops after the commit request reached the server and
+// before its answer came back: the outcome is unknown (never a conflict,
+// never retried blindly), and compactd finds its published snapshot.
+func TestLandedCommitWithDroppedConnection(t *testing.T) {
+	ctx := context.Background()
+	env := interop.RequireREST(t)
+	f := newFixture(t, env)
+	full := f.create(t, "t", 3)
+	before := f.j.Read(env.Warehouse, full)
+
+	proxy := startDropProxy(t, strings.TrimPrefix(env.URI, "http://"))
+	cat, err := Open(ctx, Config{URI: "http://" + proxy.addr, Warehouse: env.Warehouse, Token: env.Token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cat.Close() }()
+	tb, err := cat.OpenTable(ctx, f.db, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := &snapshotCommit{cat: cat, database: f.db, name: "t", tableID: tableID(t, f, "t")}
+	hook := &hookCommit{inner: inner, before: func(int64) { proxy.armed.Store(true) }}
+	tb.SetSnapshotCommit(hook)
+	sum, err := compact.Run(ctx, tb, compact.Options{Full: true})
+	if err != nil {
+		t.Fatalf("compaction whose commit landed failed: %v", err)
+	}
+	if proxy.dropped.Load() != 1 || len(hook.errs) != 1 || !errors.Is(hook.errs[0], table.ErrCommitOutcomeUnknown) {
+		t.Fatalf("dropped %d answers; publish outcomes %v; want one dropped answer, of unknown outcome", proxy.dropped.Load(), hook.errs)
+	}
+	snaps := snapshots(t, tb)
+	if sum.Snapshot != 4 || len(snaps) != 4 || snaps[3].CommitKind != table.CommitCompact {
+		t.Fatalf("compaction snapshot %d; snapshots %s; want exactly one COMPACT snapshot, 4", sum.Snapshot, describe(snaps))
+	}
+	if after := f.j.Read(env.Warehouse, full); !reflect.DeepEqual(after, before) {
+		t.Fatalf("Java reads %d rows after the compaction, %d before", len(after), len(before))
 	}
 }
