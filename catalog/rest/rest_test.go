@@ -634,6 +634,20 @@ type dropProxy struct {
 	addr    string
 	armed   atomic.Bool
 	dropped atomic.Int64
+
+	l     net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+// stop closes the listener and every connection: later dials are refused.
+func (p *dropProxy) stop() {
+	_ = p.l.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		_ = c.Close()
+	}
 }
 
 func startDropProxy(t *testing.T, upstream string) *dropProxy {
@@ -643,13 +657,16 @@ func startDropProxy(t *testing.T, upstream string) *dropProxy {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = l.Close() })
-	p := &dropProxy{addr: l.Addr().String()}
+	p := &dropProxy{addr: l.Addr().String(), l: l}
 	go func() {
 		for {
 			c, err := l.Accept()
 			if err != nil {
 				return
 			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c)
+			p.mu.Unlock()
 			go p.serve(c, upstream)
 		}
 	}()
@@ -718,5 +735,40 @@ func TestLandedCommitWithDroppedConnection(t *testing.T) {
 	}
 	if after := f.j.Read(env.Warehouse, full); !reflect.DeepEqual(after, before) {
 		t.Fatalf("Java reads %d rows after the compaction, %d before", len(after), len(before))
+	}
+}
+
+// A commit whose connection cannot be made reached nothing: a definite
+// failure (after the dial retries), nothing is published, the table is as
+// it was.
+func TestCommitWithServerUnreachable(t *testing.T) {
+	ctx := context.Background()
+	env := interop.RequireREST(t)
+	f := newFixture(t, env)
+	full := f.create(t, "t", 3)
+	before := f.j.Read(env.Warehouse, full)
+
+	proxy := startDropProxy(t, strings.TrimPrefix(env.URI, "http://"))
+	cat, err := Open(ctx, Config{URI: "http://" + proxy.addr, Warehouse: env.Warehouse, Token: env.Token, Retries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cat.Close() }()
+	tb, err := cat.OpenTable(ctx, f.db, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := &snapshotCommit{cat: cat, database: f.db, name: "t", tableID: tableID(t, f, "t")}
+	hook := &hookCommit{inner: inner, before: func(int64) { proxy.stop() }}
+	tb.SetSnapshotCommit(hook)
+	_, err = compact.Run(ctx, tb, compact.Options{Full: true})
+	if err == nil || errors.Is(err, table.ErrCommitOutcomeUnknown) || len(hook.errs) != 1 {
+		t.Fatalf("compaction with the server unreachable = %v (publish outcomes %v), want one definite failure", err, hook.errs)
+	}
+	if n := len(snapshots(t, tb)); n != 3 {
+		t.Fatalf("%d snapshots, want the 3 Java wrote", n)
+	}
+	if after := f.j.Read(env.Warehouse, full); !reflect.DeepEqual(after, before) {
+		t.Fatalf("Java reads %d rows, %d before", len(after), len(before))
 	}
 }
