@@ -169,13 +169,15 @@ func (sc *snapshotCommit) CommitSnapshot(ctx context.Context, t *table.Table, s 
 	}
 	switch {
 	case status == http.StatusOK:
-	case status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500 || status < 200:
-		// The server (or a proxy in front of it) may have processed it.
-		return fmt.Errorf("commit to %s via %s: snapshot %d: %w: %w", full, sc.cat.name, s.ID, sc.cat.c.statusError(r, status, answer), table.ErrCommitOutcomeUnknown)
-	default:
-		// A 4xx other than those is the server's refusal: nothing was
-		// published (404: the table, or the id it was opened as, is gone).
+	case status >= 400 && status < 500 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests:
+		// The server's refusal: nothing was published (404: the table, or
+		// the id it was opened as, is gone; 409; 403; 400).
 		return fmt.Errorf("commit to %s via %s: snapshot %d refused: %w", full, sc.cat.name, s.ID, sc.cat.c.statusError(r, status, answer))
+	default:
+		// 5xx, 408, 429, or an answer the protocol does not have (another
+		// 2xx, a redirect): the server, or a proxy in front of it, may
+		// have processed the commit.
+		return fmt.Errorf("commit to %s via %s: snapshot %d: %w: %w", full, sc.cat.name, s.ID, sc.cat.c.statusError(r, status, answer), table.ErrCommitOutcomeUnknown)
 	}
 	var res struct {
 		Success *bool `json:"success"`
