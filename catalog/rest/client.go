@@ -63,6 +63,10 @@ func newClient(base, token string, timeout time.Duration, retries int, hc *http.
 	if timeout > 0 {
 		hc.Timeout = timeout
 	}
+	// No redirects: a redirected commit would be sent again (307/308) or
+	// turned into a GET (301-303), and the bearer token would follow it.
+	// A 3xx is an answer like any other unexpected one.
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	mk := func(policy retryablehttp.CheckRetry, max int) *retryablehttp.Client {
 		return &retryablehttp.Client{
 			HTTPClient:   hc,
