@@ -43,9 +43,12 @@ type Config struct {
 	// Retries is the number of retries of a request that may be retried
 	// (default 5; negative means none).
 	Retries int
-	// HTTPClient, if set, carries the requests (its Timeout is set from
-	// Timeout).
+	// HTTPClient, if set, carries the requests (a copy of it is used, with
+	// Timeout and no redirects).
 	HTTPClient *http.Client
+	// Storage opens the file IO of a table path the catalog gives (the
+	// deployment's S3 settings); nil means fileio.For.
+	Storage func(ctx context.Context, path string) (fileio.FileIO, error)
 }
 
 // Catalog is an open REST catalog. It implements catalog.Catalog.
@@ -129,7 +132,10 @@ func Open(ctx context.Context, cfg Config) (*Catalog, error) {
 			c.headers[h] = v
 		}
 	}
-	cat := &Catalog{name: name, c: c, maxResults: 0, openStorage: fileio.For}
+	cat := &Catalog{name: name, c: c, openStorage: cfg.Storage}
+	if cat.openStorage == nil {
+		cat.openStorage = fileio.For
+	}
 	if p := opts["prefix"]; p != "" {
 		cat.prefix = "/" + segment(p)
 	}

@@ -481,12 +481,22 @@ func TestFileURIPaths(t *testing.T) {
 	srv := interop.StartRESTServer(t, "--warehouse", "file://"+dir)
 	f := newFixture(t, srv.RESTEnv)
 	full := f.create(t, "t", 2)
-	tb, err := f.cat.OpenTable(ctx, f.db, "t")
+	// Config.Storage opens the catalog's paths (here: records them).
+	var opened []string
+	cat, err := Open(ctx, Config{URI: srv.URI, Warehouse: srv.Warehouse, Token: srv.Token, Storage: func(ctx context.Context, path string) (fileio.FileIO, error) {
+		opened = append(opened, path)
+		return fileio.For(ctx, path)
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(tb.Path(), "file:") {
-		t.Fatalf("table path %s, want the catalog's file: URI", tb.Path())
+	defer func() { _ = cat.Close() }()
+	tb, err := cat.OpenTable(ctx, f.db, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(tb.Path(), "file:") || len(opened) != 1 || opened[0] != tb.Path() {
+		t.Fatalf("table path %s, storage opened for %v; want the catalog's file: URI", tb.Path(), opened)
 	}
 	before := f.j.Read(srv.Warehouse, full)
 	if sum, err := compact.Run(ctx, tb, compact.Options{Full: true}); err != nil || sum.Snapshot != 3 {
