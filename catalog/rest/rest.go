@@ -353,7 +353,7 @@ func (c *Catalog) OpenTable(ctx context.Context, database, name string) (*table.
 	case resp.Database != "" && resp.Database != database:
 		return nil, fail("the catalog answered for database %q", resp.Database)
 	}
-	if typ := resp.Schema.Options["type"]; typ != "" && typ != "table" {
+	if typ := resp.Schema.Options["type"]; typ != "" && !strings.EqualFold(typ, "table") {
 		return nil, fail("table type %q is not a Paimon table compactd maintains", typ)
 	}
 	if resp.IsExternal {
