@@ -54,6 +54,7 @@ const missingHint = "run `make interop-deps` (interop/install.sh) to build the i
 type JavaOracle struct {
 	tb        testing.TB
 	classpath string
+	target    string // the build directory (classes, classpath.txt, classpath-rest.txt)
 	// catalogOptions, when set, go to every warehouse verb as --catalog-options.
 	catalogOptions map[string]string
 }
@@ -114,7 +115,7 @@ func NewJava() (*JavaOracle, error) {
 	if _, err := exec.LookPath("java"); err != nil {
 		return nil, fmt.Errorf("java not on PATH: %s", missingHint)
 	}
-	return &JavaOracle{classpath: classes + string(os.PathListSeparator) + strings.TrimSpace(string(cp))}, nil
+	return &JavaOracle{target: target, classpath: classes + string(os.PathListSeparator) + strings.TrimSpace(string(cp))}, nil
 }
 
 // Run runs one verb with flags and stdin, returning stdout. It is the error-returning layer under

@@ -2,7 +2,8 @@
 # Runs the whole test suite. Installs the oracle (Java Paimon, pypaimon) and the
 # loopback S3 server on first use (cached under ~/.m2 and ~/.cache/compactd),
 # and PostgreSQL + MariaDB from Debian packages (scripts/db-servers.sh), starts
-# the servers, runs the Go tests with all of them required, stops the servers.
+# the servers (and Paimon's REST catalog server, scripts/rest-server.sh), runs
+# the Go tests with all of them required, stops the servers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,14 +14,17 @@ go mod download
 echo "== oracle: Java Paimon + pypaimon"
 bash interop/install.sh
 
-echo "== S3 server, PostgreSQL and MariaDB (JDBC catalogs)"
+echo "== S3 server, PostgreSQL and MariaDB (JDBC catalogs), REST catalog server"
 # One trap stops every server, whichever of them started.
-trap 'bash scripts/s3-server.sh stop || true; bash scripts/db-servers.sh stop || true' EXIT
+trap 'bash scripts/s3-server.sh stop || true; bash scripts/db-servers.sh stop || true; bash scripts/rest-server.sh stop || true' EXIT
 bash scripts/s3-server.sh start
 eval "$(bash scripts/s3-server.sh env)"
 bash scripts/db-servers.sh start >/dev/null
 eval "$(bash scripts/db-servers.sh env)"
-export COMPACTD_REQUIRE_S3=1 COMPACTD_REQUIRE_ORACLE=1 COMPACTD_REQUIRE_JDBC=1
+# Paimon's own RESTCatalogServer (needs the oracle built above).
+bash scripts/rest-server.sh start >/dev/null
+eval "$(bash scripts/rest-server.sh env)"
+export COMPACTD_REQUIRE_S3=1 COMPACTD_REQUIRE_ORACLE=1 COMPACTD_REQUIRE_JDBC=1 COMPACTD_REQUIRE_REST=1
 
 echo "== lint: gofmt, vet, golangci-lint (layering)"
 bash scripts/lint.sh

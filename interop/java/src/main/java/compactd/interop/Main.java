@@ -80,7 +80,7 @@ public final class Main {
 
     public static void main(String[] args) {
         if (args.length == 0) {
-            System.err.println("usage: Main <create|write|read|changelog|stream|lock-hold|files|snapshots|dvs|compact|pick|expire|orphans|tag|batch|version> [--flag value]...");
+            System.err.println("usage: Main <create|write|read|changelog|stream|lock-hold|files|snapshots|dvs|compact|pick|expire|orphans|tag|rest-server|batch|version> [--flag value]...");
             System.exit(2);
         }
         Main m = new Main();
@@ -181,6 +181,12 @@ public final class Main {
                 return;
             case "orphans":
                 orphans();
+                return;
+            case "rest-server":
+                if (inBatch) {
+                    throw new IllegalArgumentException("rest-server reads stdin and cannot run in a batch");
+                }
+                new RestServerVerb(flags, out).run();
                 return;
             default:
                 throw new IllegalArgumentException("unknown verb " + verb);
