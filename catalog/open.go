@@ -10,17 +10,19 @@ import (
 	"time"
 
 	"github.com/compactd/compactd/catalog/jdbc"
+	restcat "github.com/compactd/compactd/catalog/rest"
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
 )
 
 // Options are a catalog's options in Java's names, as its writers'
 // Flink or Spark catalog definition has them: metastore (filesystem,
-// jdbc, rest, hive), warehouse, uri, jdbc.user, jdbc.password,
-// catalog-key, lock.enabled, lock-acquire-timeout, lock-check-max-sleep,
-// lock-key-max-length, token.provider, token. Secrets can instead come
-// from a file or the environment: jdbc.password-file, jdbc.password-env,
-// token-file, token-env (compactd's own keys).
+// jdbc, rest, hive), warehouse (for a REST catalog: the catalog name),
+// uri, jdbc.user, jdbc.password, catalog-key, lock.enabled,
+// lock-acquire-timeout, lock-check-max-sleep, lock-key-max-length,
+// token.provider, token, header.*. Secrets can instead come from a file
+// or the environment: jdbc.password-file, jdbc.password-env, token-file,
+// token-env (compactd's own keys).
 type Options map[string]string
 
 // keys compactd understands; everything else is refused (fail closed: a
@@ -35,7 +37,8 @@ var known = []string{
 }
 
 func acceptedKey(k string) bool {
-	return slices.Contains(known, k) || strings.HasPrefix(k, "table-default.") || strings.HasPrefix(k, "cache")
+	return slices.Contains(known, k) || strings.HasPrefix(k, "table-default.") || strings.HasPrefix(k, "cache") ||
+		strings.HasPrefix(k, "header.") // a REST catalog's extra request headers
 }
 
 // Secret resolves a secret option: key itself, key-file (the file's
@@ -129,9 +132,49 @@ func Open(ctx context.Context, o Options, fio func(ctx context.Context, path str
 			return nil, err
 		}
 		return jdbc.Open(ctx, cfg)
+	case "rest":
+		if wh == "" {
+			return nil, fmt.Errorf("REST catalog %s: no warehouse (the catalog name its writers use)", o["uri"])
+		}
+		tok, err := o.Secret("token", "token-file", "token-env")
+		if err != nil {
+			return nil, err
+		}
+		rest := map[string]string{}
+		for k, v := range o {
+			if k == "token.provider" || strings.HasPrefix(k, "header.") {
+				rest[k] = v
+			}
+		}
+		return restcat.Open(ctx, restcat.Config{URI: o["uri"], Warehouse: wh, Token: tok, Options: rest, Storage: fio})
 	case "hive":
 		return nil, fmt.Errorf("metastore=hive: compactd cannot take part in the Hive Metastore's table lock yet, so it refuses to commit beside Hive-catalog writers")
 	default:
 		return nil, fmt.Errorf("catalog option metastore=%q: compactd knows filesystem, jdbc and rest", m)
 	}
+}
+
+// Confine makes c refuse every table whose directory does not lie inside
+// root (fileio.CheckInside): a daemon gives a REST catalog's warehouse the
+// storage root its tables must be under, so a path the server hands out
+// cannot lead compactd anywhere else.
+func Confine(c Catalog, fio fileio.FileIO, root string) Catalog {
+	return &confined{Catalog: c, fio: fio, root: root}
+}
+
+type confined struct {
+	Catalog
+	fio  fileio.FileIO
+	root string
+}
+
+func (c *confined) OpenTable(ctx context.Context, database, name string) (*table.Table, error) {
+	t, err := c.Catalog.OpenTable(ctx, database, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := fileio.CheckInside(ctx, c.fio, c.root, t.Path()); err != nil {
+		return nil, fmt.Errorf("catalog %s: table %s.%s at %s is outside the warehouse %s: %w", c.Name(), database, name, t.Path(), c.root, err)
+	}
+	return t, nil
 }

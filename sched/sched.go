@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -289,7 +290,16 @@ func (s *Scheduler) openCatalog(ctx context.Context, w *warehouse) (catalog.Cata
 	if _, ok := opts["warehouse"]; !ok {
 		opts["warehouse"] = w.path
 	}
-	return catalog.Open(ctx, opts, func(ctx context.Context, p string) (fileio.FileIO, error) { return s.opts.FileIO(ctx, w.cfg, p) })
+	c, err := catalog.Open(ctx, opts, func(ctx context.Context, p string) (fileio.FileIO, error) { return s.opts.FileIO(ctx, w.cfg, p) })
+	if err != nil {
+		return nil, err
+	}
+	if strings.EqualFold(opts["metastore"], "rest") {
+		// The server names each table's directory; the warehouse's path
+		// is where they must all lie (and where the daemon's lock is).
+		c = catalog.Confine(c, w.fio, w.path)
+	}
+	return c, nil
 }
 
 // Run locks the warehouses and schedules until ctx is cancelled, then
