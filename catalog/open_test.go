@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/write"
 )
 
 func TestOpenRefusesWhatItCannotHonour(t *testing.T) {
@@ -71,5 +75,26 @@ func TestFileSystemCatalogListsTheWarehouse(t *testing.T) {
 	}
 	if c.Name() != wh {
 		t.Errorf("name %q, want the warehouse %q", c.Name(), wh)
+	}
+}
+
+func TestConfineRefusesTablesOutsideTheRoot(t *testing.T) {
+	ctx := context.Background()
+	wh := t.TempDir()
+	fields := table.RowType{{ID: 0, Name: "k", Type: table.DataType{Root: table.TypeBigInt}}}
+	s, err := table.NewTableSchema(0, fields, 0, nil, []string{"k"}, map[string]string{"bucket": "1"}, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := write.CreateTable(ctx, fileio.NewLocal(), wh, "db", "t", s); err != nil {
+		t.Fatal(err)
+	}
+	fs := &FileSystem{FIO: fileio.NewLocal(), Warehouse: wh}
+	if _, err := Confine(fs, fileio.NewLocal(), wh).OpenTable(ctx, "db", "t"); err != nil {
+		t.Fatalf("a table inside the root: %v", err)
+	}
+	other := t.TempDir()
+	if _, err := Confine(fs, fileio.NewLocal(), other).OpenTable(ctx, "db", "t"); err == nil || !strings.Contains(err.Error(), "outside the warehouse") {
+		t.Fatalf("a table outside the root: %v, want a refusal", err)
 	}
 }

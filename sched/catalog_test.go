@@ -76,3 +76,45 @@ func TestDaemonWorksThroughAJDBCCatalog(t *testing.T) {
 		})
 	}
 }
+
+// TestDaemonWorksThroughARESTCatalog: the daemon lists a REST catalog's
+// tables and compacts them through its commit endpoint, with the tables
+// confined to the warehouse path.
+func TestDaemonWorksThroughARESTCatalog(t *testing.T) {
+	srv := interop.StartRESTServer(t)
+	j := interop.Java(t).WithCatalogOptions(srv.CatalogOptions())
+	var rows strings.Builder
+	for c := 0; c < 7; c++ {
+		for k := 0; k < 10; k++ {
+			fmt.Fprintf(&rows, `{"k":%d,"v":%d,"_commit":%d}`+"\n", k, c*10+k, c)
+		}
+	}
+	j.Create(srv.Warehouse, "db.t", map[string]any{
+		"columns":     []map[string]string{{"name": "k", "type": "BIGINT NOT NULL"}, {"name": "v", "type": "BIGINT"}},
+		"primaryKeys": []string{"k"}, "bucket": 1, "options": map[string]string{"write-only": "true"},
+	}, []byte(rows.String()))
+
+	cfg := config(t, srv.Dir, map[string]string{"compact.schedule": "@every 1s"})
+	cfg.Warehouses[0].Catalog = map[string]string{"metastore": "rest", "uri": srv.URI, "token": srv.Token, "warehouse": srv.Warehouse}
+	s, stop := start(t, cfg, sched.Options{})
+	waitFor(t, "a compaction of db.t", 60*time.Second, func() bool {
+		ts, ok := tableStatus(s, "db.t")
+		return ok && successes(ts, policy.Compact) > 0
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	snaps := j.Snapshots(srv.Warehouse, "db.t")
+	if last := snaps[len(snaps)-1]; fmt.Sprint(last["commit_kind"]) != "COMPACT" {
+		t.Errorf("latest snapshot through the catalog is %v, want the daemon's COMPACT", last)
+	}
+	var want strings.Builder
+	for k := 0; k < 10; k++ {
+		fmt.Fprintf(&want, `{"k":%d,"v":%d}`+"\n", k, 60+k)
+	}
+	wantRows, err := interop.ParseRows([]byte(want.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	interop.DiffRows(t, "Java's read after the daemon's compaction", interop.CanonStrings(t, wantRows), interop.CanonStrings(t, j.Read(srv.Warehouse, "db.t")))
+}
