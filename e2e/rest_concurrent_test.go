@@ -17,8 +17,10 @@ import (
 
 	"github.com/compactd/compactd/catalog/rest"
 	"github.com/compactd/compactd/compact"
+	"github.com/compactd/compactd/expire"
 	"github.com/compactd/compactd/interop"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/reach"
 )
 
 // TestRESTCatalogJavaWritersAndCompactd runs three Java writers committing
@@ -196,6 +198,24 @@ func TestRESTCatalogJavaWritersAndCompactd(t *testing.T) {
 	plain.Write(refWarehouse, "db.t", all)
 	diffRows(t, "rows through the REST catalog after compactd vs the uncompacted reference",
 		canon(t, plain.Read(refWarehouse, "db.t")), canon(t, j.Read(env.Warehouse, live)))
+
+	// compactd expires the table down to 3 snapshots; Java still reads the
+	// same rows through the catalog and commits on top.
+	rep, err := expire.Run(ctx, reach.TableSource(tb), expire.RunOptions{Options: expire.Options{RetainMin: 3, RetainMax: 3, Limit: 1000}, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Snapshots) < len(ids)-3 {
+		t.Errorf("expire removed %d of %d snapshots, want all but 3", len(rep.Snapshots), len(ids))
+	}
+	diffRows(t, "rows through the REST catalog after compactd's expiry",
+		canon(t, plain.Read(refWarehouse, "db.t")), canon(t, j.Read(env.Warehouse, live)))
+	after := []byte(`{"id":99999,"v":"after","n":1,"_user":"writer-after"}` + "\n")
+	if n := j.Write(env.Warehouse, live, after); n != 1 {
+		t.Fatalf("a Java commit after the expiry made %d commits", n)
+	}
+	plain.Write(refWarehouse, "db.t", after)
+	diffRows(t, "rows after a Java commit on top", canon(t, plain.Read(refWarehouse, "db.t")), canon(t, j.Read(env.Warehouse, live)))
 }
 
 // countingHandler counts the REST catalog's lost-race records (and drops
