@@ -30,5 +30,5 @@ echo "== lint: gofmt, vet, golangci-lint (layering)"
 bash scripts/lint.sh
 
 echo "== go test"
-go test -count=1 -timeout 30m ./...
+go test -count=1 -timeout 40m ./...
 echo "== done in $(( $(date +%s) - start ))s"
