@@ -32,6 +32,15 @@ var (
 
 func (f catalogFlags) set() bool { return f.uri != "" || len(f.options) > 0 }
 
+// metastore is the catalog type the flags name ("" for none).
+func (f catalogFlags) metastore() string {
+	o, err := f.catalogOptions("")
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(o["metastore"])
+}
+
 // catalogOptions are Java's catalog options the flags name, for the
 // warehouse argument: --catalog jdbc:… means metastore=jdbc and
 // --catalog http(s)://… metastore=rest, each with uri set.

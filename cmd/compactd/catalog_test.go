@@ -128,6 +128,12 @@ func TestCommandsThroughARESTCatalog(t *testing.T) {
 	if len(kinds) != 7 || kinds[6] != "COMPACT" {
 		t.Errorf("snapshots through the catalog are %v, want 6 APPENDs and compactd's COMPACT", kinds)
 	}
+	if out, err := compactd("rollback", e.Warehouse, db+".t", "--to-snapshot", "3"); err == nil || !strings.Contains(out, "REST catalog") {
+		t.Errorf("rollback through the REST catalog: %v\n%s\nwant a refusal", err, out)
+	}
+	if n := len(j.Snapshots(e.Warehouse, db+".t")); n != 7 {
+		t.Errorf("%d snapshots after the refused rollback, want 7", n)
+	}
 	interop.DiffRows(t, "Java's read after the CLI's compaction",
 		interop.CanonStrings(t, mustParse(t, `{"k":0,"v":4}`+"\n"+`{"k":1,"v":5}`+"\n")), interop.CanonStrings(t, j.Read(e.Warehouse, db+".t")))
 }

@@ -34,6 +34,12 @@ snapshots used become orphans, deleted by "compactd orphan".`,
 			if n != 1 {
 				return errors.New("give exactly one of --to-snapshot, --to-tag and --to-timestamp")
 			}
+			if cliCatalog.metastore() == "rest" {
+				// A REST catalog keeps the table's latest snapshot itself and
+				// rolls back through its own API; deleting snapshot files
+				// under it would leave the catalog pointing at one gone.
+				return fmt.Errorf("rollback of %s through a REST catalog: compactd does not implement the catalog's rollback API; roll back with a Paimon client", args[1])
+			}
 			t, err := openTable(ctx, args[0], args[1])
 			if err != nil {
 				return err
