@@ -187,6 +187,45 @@ func checkCommits(t *testing.T, seen map[int64]*table.Snapshot, writers []intero
 	return compacts
 }
 
+// jdbcCase is one test's table on S3 behind a JDBC catalog of its own
+// key: the Java oracle and compactd's catalog both go through it.
+type jdbcCase struct {
+	j     *interop.JavaOracle
+	store *fileio.S3
+	wh    string
+	cat   catalog.Catalog
+}
+
+// newJDBCCase makes the warehouse, creates db.t (spec, rows) with Java
+// through the catalog and opens compactd's catalog on it.
+func newJDBCCase(t *testing.T, srv interop.JDBCServer, s3e s3Env, what string, spec map[string]any, rows []byte) *jdbcCase {
+	t.Helper()
+	key := what + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
+	copts := srv.CatalogOptions(key)
+	c := &jdbcCase{j: interop.Java(t).WithCatalogOptions(copts), store: s3e.store(t, s3e.endpoint)}
+	c.wh = s3e.newWarehouse(t, c.store, what+"-"+srv.Name)
+	c.j.Create(c.wh, "db.t", spec, rows)
+	cat, err := catalog.Open(context.Background(), catalog.Options(withWarehouse(copts, c.wh)), func(ctx context.Context, p string) (fileio.FileIO, error) { return c.store, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	c.cat = cat
+	return c
+}
+
+func (c *jdbcCase) open(t *testing.T) *table.Table {
+	t.Helper()
+	tb, err := c.cat.OpenTable(context.Background(), "db", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tb.HasCatalogCommit() {
+		t.Fatal("the table does not commit through the catalog lock")
+	}
+	return tb
+}
+
 // TestJavaWritersThroughTheJDBCLockBesideCompactd: three Java writers
 // commit in loops through the JDBC catalog with its lock on S3 while
 // compactd compacts and expires the same table through the same catalog.
@@ -197,25 +236,9 @@ func TestJavaWritersThroughTheJDBCLockBesideCompactd(t *testing.T) {
 		t.Run(srv.Name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			key := "soak" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
-			copts := srv.CatalogOptions(key)
-			j := interop.Java(t).WithCatalogOptions(copts)
-			store := s3e.store(t, s3e.endpoint)
-			wh := s3e.newWarehouse(t, store, "jdbc-"+srv.Name)
-			j.Create(wh, "db.t", wideSpec(2), nil)
-
-			cat, err := catalog.Open(ctx, catalog.Options(withWarehouse(copts, wh)), func(ctx context.Context, p string) (fileio.FileIO, error) { return store, nil })
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cat.Close()
-			tb, err := cat.OpenTable(ctx, "db", "t")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !tb.HasCatalogCommit() {
-				t.Fatal("the table does not commit through the catalog lock")
-			}
+			c := newJDBCCase(t, srv, s3e, "soak", wideSpec(2), nil)
+			j, wh, cat := c.j, c.wh, c.cat
+			tb := c.open(t)
 			watch := watchSnapshots(tb)
 
 			const keys, perCommit = 300, 50
@@ -302,28 +325,15 @@ func TestCompactdWaitsForAJavaWriterInsideTheLock(t *testing.T) {
 		t.Run(srv.Name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			key := "hold" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
-			copts := srv.CatalogOptions(key)
-			j := interop.Java(t).WithCatalogOptions(copts)
-			store := s3e.store(t, s3e.endpoint)
-			wh := s3e.newWarehouse(t, store, "hold-"+srv.Name)
 			var rows strings.Builder
 			for c := 0; c < 6; c++ {
 				for k := 0; k < 20; k++ {
 					fmt.Fprintf(&rows, `{"k":%d,"c0":%d,"_commit":%d}`+"\n", k, c*100+k, c)
 				}
 			}
-			j.Create(wh, "db.t", wideSpec(1), []byte(rows.String()))
-
-			cat, err := catalog.Open(ctx, catalog.Options(withWarehouse(copts, wh)), func(ctx context.Context, p string) (fileio.FileIO, error) { return store, nil })
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cat.Close()
-			tb, err := cat.OpenTable(ctx, "db", "t")
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := newJDBCCase(t, srv, s3e, "hold", wideSpec(1), []byte(rows.String()))
+			j, wh, store := c.j, c.wh, c.store
+			tb := c.open(t)
 			latest, err := tb.LatestSnapshot(ctx)
 			if err != nil {
 				t.Fatal(err)

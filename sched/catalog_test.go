@@ -27,16 +27,7 @@ func TestDaemonWorksThroughAJDBCCatalog(t *testing.T) {
 			wh := t.TempDir()
 			copts := srv.CatalogOptions(fmt.Sprintf("daemon%d", rand.Int64()))
 			j := interop.Java(t).WithCatalogOptions(copts)
-			var rows strings.Builder
-			for c := 0; c < 7; c++ {
-				for k := 0; k < 10; k++ {
-					fmt.Fprintf(&rows, `{"k":%d,"v":%d,"_commit":%d}`+"\n", k, c*10+k, c)
-				}
-			}
-			j.Create(wh, "db.t", map[string]any{
-				"columns":     []map[string]string{{"name": "k", "type": "BIGINT NOT NULL"}, {"name": "v", "type": "BIGINT"}},
-				"primaryKeys": []string{"k"}, "bucket": 1, "options": map[string]string{"write-only": "true"},
-			}, []byte(rows.String()))
+			createJavaTable(t, j, wh)
 			// A table directory the catalog never registered.
 			createTable(t, wh, "stray", nil)
 
@@ -64,15 +55,7 @@ func TestDaemonWorksThroughAJDBCCatalog(t *testing.T) {
 			if latest.CommitKind != table.CommitCompact {
 				t.Errorf("latest snapshot %d is %s, want the daemon's COMPACT", latest.ID, latest.CommitKind)
 			}
-			var want strings.Builder
-			for k := 0; k < 10; k++ {
-				fmt.Fprintf(&want, `{"k":%d,"v":%d}`+"\n", k, 60+k)
-			}
-			wantRows, err := interop.ParseRows([]byte(want.String()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			interop.DiffRows(t, "Java's read after the daemon's compaction", interop.CanonStrings(t, wantRows), interop.CanonStrings(t, j.Read(wh, "db.t")))
+			checkJavaTable(t, j, wh)
 		})
 	}
 }
@@ -83,16 +66,7 @@ func TestDaemonWorksThroughAJDBCCatalog(t *testing.T) {
 func TestDaemonWorksThroughARESTCatalog(t *testing.T) {
 	srv := interop.StartRESTServer(t)
 	j := interop.Java(t).WithCatalogOptions(srv.CatalogOptions())
-	var rows strings.Builder
-	for c := 0; c < 7; c++ {
-		for k := 0; k < 10; k++ {
-			fmt.Fprintf(&rows, `{"k":%d,"v":%d,"_commit":%d}`+"\n", k, c*10+k, c)
-		}
-	}
-	j.Create(srv.Warehouse, "db.t", map[string]any{
-		"columns":     []map[string]string{{"name": "k", "type": "BIGINT NOT NULL"}, {"name": "v", "type": "BIGINT"}},
-		"primaryKeys": []string{"k"}, "bucket": 1, "options": map[string]string{"write-only": "true"},
-	}, []byte(rows.String()))
+	createJavaTable(t, j, srv.Warehouse)
 
 	cfg := config(t, srv.Dir, map[string]string{"compact.schedule": "@every 1s"})
 	cfg.Warehouses[0].Catalog = map[string]string{"metastore": "rest", "uri": srv.URI, "token": srv.Token, "warehouse": srv.Warehouse}
@@ -108,6 +82,29 @@ func TestDaemonWorksThroughARESTCatalog(t *testing.T) {
 	if last := snaps[len(snaps)-1]; fmt.Sprint(last["commit_kind"]) != "COMPACT" {
 		t.Errorf("latest snapshot through the catalog is %v, want the daemon's COMPACT", last)
 	}
+	checkJavaTable(t, j, srv.Warehouse)
+}
+
+// createJavaTable writes db.t (k BIGINT key, v BIGINT; one bucket,
+// write-only) with Java: seven commits over keys 0..9, enough level-0
+// runs for a compaction.
+func createJavaTable(t *testing.T, j *interop.JavaOracle, wh string) {
+	t.Helper()
+	var rows strings.Builder
+	for c := 0; c < 7; c++ {
+		for k := 0; k < 10; k++ {
+			fmt.Fprintf(&rows, `{"k":%d,"v":%d,"_commit":%d}`+"\n", k, c*10+k, c)
+		}
+	}
+	j.Create(wh, "db.t", map[string]any{
+		"columns":     []map[string]string{{"name": "k", "type": "BIGINT NOT NULL"}, {"name": "v", "type": "BIGINT"}},
+		"primaryKeys": []string{"k"}, "bucket": 1, "options": map[string]string{"write-only": "true"},
+	}, []byte(rows.String()))
+}
+
+// checkJavaTable checks that Java reads createJavaTable's last commit.
+func checkJavaTable(t *testing.T, j *interop.JavaOracle, wh string) {
+	t.Helper()
 	var want strings.Builder
 	for k := 0; k < 10; k++ {
 		fmt.Fprintf(&want, `{"k":%d,"v":%d}`+"\n", k, 60+k)
@@ -116,5 +113,5 @@ func TestDaemonWorksThroughARESTCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	interop.DiffRows(t, "Java's read after the daemon's compaction", interop.CanonStrings(t, wantRows), interop.CanonStrings(t, j.Read(srv.Warehouse, "db.t")))
+	interop.DiffRows(t, "Java's read after the daemon's compaction", interop.CanonStrings(t, wantRows), interop.CanonStrings(t, j.Read(wh, "db.t")))
 }

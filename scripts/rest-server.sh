@@ -27,9 +27,9 @@ CATALOG=compactd
 
 log() { echo "rest-server: $*" >&2; }
 
-running() {
-	[[ -f "$PID_FILE" ]] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null
-}
+# running, stop, env_cmd and the command dispatch.
+# shellcheck source=scripts/server-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/server-lib.sh"
 
 start() {
 	if running && [[ -f "$ENV_FILE" ]]; then
@@ -78,37 +78,4 @@ EOT
 	cat "$ENV_FILE"
 }
 
-stop() {
-	if running; then
-		local pid
-		pid=$(cat "$PID_FILE")
-		kill "$pid"
-		for _ in $(seq 1 50); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		log "stopped pid $pid"
-	else
-		log "not running"
-	fi
-	rm -rf "$STATE_DIR"
-}
-
-env_cmd() {
-	if ! running || [[ ! -f "$ENV_FILE" ]]; then
-		log "not running; use: $0 start"
-		exit 1
-	fi
-	cat "$ENV_FILE"
-}
-
-case "${1:-}" in
-start) start ;;
-stop) stop ;;
-env) env_cmd ;;
-status) if running; then log "running (pid $(cat "$PID_FILE"))"; else log "not running"; exit 1; fi ;;
-*)
-	echo "usage: $0 start|stop|env|status" >&2
-	exit 2
-	;;
-esac
+server_main "$@"
