@@ -41,6 +41,11 @@ func TestDaemonWorksThroughAJDBCCatalog(t *testing.T) {
 			if _, ok := tableStatus(s, "db.stray"); ok {
 				t.Error("the daemon watches db.stray, which the catalog does not list")
 			}
+			st := s.Status()
+			if len(st.Warehouses) != 1 || !strings.Contains(st.Warehouses[0].Catalog, "catalog-key "+copts["catalog-key"]) ||
+				strings.Contains(fmt.Sprint(st), srv.Password+"@") {
+				t.Errorf("/status warehouses %+v: want the JDBC catalog named, without its password", st.Warehouses)
+			}
 			if err := stop(); err != nil {
 				t.Fatal(err)
 			}
@@ -75,6 +80,9 @@ func TestDaemonWorksThroughARESTCatalog(t *testing.T) {
 		ts, ok := tableStatus(s, "db.t")
 		return ok && successes(ts, policy.Compact) > 0
 	})
+	if body := get(t, s.Handler(), "/status"); strings.Contains(body, srv.Token) || !strings.Contains(body, "rest:") {
+		t.Errorf("/status shows the token or not the REST catalog:\n%s", body)
+	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}

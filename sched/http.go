@@ -28,6 +28,10 @@ type Status struct {
 // WhStatus is one warehouse in /status.
 type WhStatus struct {
 	Path string `json:"path"`
+	// Catalog names the catalog the warehouse's tables are found and
+	// committed through (the path for a file-system warehouse); it holds
+	// no secret.
+	Catalog string `json:"catalog"`
 	// Lock is our generation file of the warehouse lock.
 	Lock string `json:"lock"`
 	// LeaseExpires is the end of the lease last renewed; LeaseDeadline is
@@ -59,7 +63,7 @@ func (s *Scheduler) Status() Status {
 	st := Status{Started: s.started, Config: s.cfg.Path, Workers: s.cfg.Workers, Busy: s.busy, Queue: s.queue,
 		PolicyError: s.storeErr, Recent: slices.Clone(s.recent), Tables: []TableStatus{}}
 	for _, w := range s.warehouses {
-		st.Warehouses = append(st.Warehouses, WhStatus{Path: w.path, Lock: w.lock.Path(), LeaseExpires: w.lock.Expires(),
+		st.Warehouses = append(st.Warehouses, WhStatus{Path: w.path, Catalog: w.cat.Name(), Lock: w.lock.Path(), LeaseExpires: w.lock.Expires(),
 			LeaseDeadline: w.lock.Deadline(), Error: w.err})
 	}
 	slices.SortFunc(st.Warehouses, func(a, b WhStatus) int { return cmp.Compare(a.Path, b.Path) })
