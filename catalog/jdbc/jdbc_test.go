@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -394,6 +395,23 @@ func TestCommitWaitsForTheLockHolder(t *testing.T) {
 		}
 		if ok, _ := lockRow(t, sdb, d, k); ok {
 			t.Error("compactd left its lock row behind")
+		}
+	})
+}
+
+// TestAFailedConnectionDoesNotShowThePassword: the drivers' errors for a
+// refused login name the server and user, never the password.
+func TestAFailedConnectionDoesNotShowThePassword(t *testing.T) {
+	eachServer(t, func(t *testing.T, s server, _ *sql.DB, key string) {
+		const pw = "not-the-password-7f3a"
+		_, err := Open(context.Background(), Config{URI: s.uri, User: s.user, Password: pw, CatalogKey: key,
+			Warehouse: t.TempDir(), FileIO: fileio.NewLocal()})
+		if err == nil {
+			t.Fatal("a wrong password connected")
+		}
+		t.Logf("refused: %v", err)
+		if strings.Contains(err.Error(), pw) {
+			t.Errorf("the error shows the password: %v", err)
 		}
 	})
 }
