@@ -406,7 +406,7 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 	if err := ctx.Err(); err != nil {
 		return nil, written, err
 	}
-	if err := t.publish(ctx, s, data); err != nil {
+	if err := t.publish(ctx, s, data, req.Entries); err != nil {
 		if errors.Is(err, ErrCommitOutcomeUnknown) {
 			// The snapshot may name these files now: keep them.
 			return nil, nil, err

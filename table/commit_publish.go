@@ -16,18 +16,22 @@ import (
 	"time"
 
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // SnapshotCommit publishes a snapshot a commit prepared: the manifests it
 // names are written, only the snapshot itself is not.
 type SnapshotCommit interface {
-	// CommitSnapshot publishes data, the JSON of s, as snapshot s.ID of t.
+	// CommitSnapshot publishes data, the JSON of s, as snapshot s.ID of t;
+	// delta are the entries of the snapshot's delta manifest (nil for a
+	// snapshot WriteSnapshot writes back), for catalogs that account for
+	// them (a REST catalog's partition statistics).
 	// An error wrapping fileio.ErrExist says the id is taken and nothing
 	// was published (Commit rebases and tries the next id); one wrapping
 	// ErrCommitOutcomeUnknown says the snapshot may have been published
 	// (Commit keeps its files and looks for it). Any other error means
 	// nothing was published. A nil error means snapshot s.ID is s.
-	CommitSnapshot(ctx context.Context, t *Table, s *Snapshot, data []byte) error
+	CommitSnapshot(ctx context.Context, t *Table, s *Snapshot, data []byte, delta []manifest.Entry) error
 }
 
 // SetSnapshotCommit makes c the commit point of every later Commit and
@@ -39,9 +43,9 @@ func (t *Table) SetSnapshotCommit(c SnapshotCommit) { t.snapshotCommit = c }
 // SnapshotCommit rather than straight to the file system.
 func (t *Table) HasCatalogCommit() bool { return t.snapshotCommit != nil }
 
-func (t *Table) publish(ctx context.Context, s *Snapshot, data []byte) error {
+func (t *Table) publish(ctx context.Context, s *Snapshot, data []byte, delta []manifest.Entry) error {
 	if t.snapshotCommit != nil {
-		return t.snapshotCommit.CommitSnapshot(ctx, t, s, data)
+		return t.snapshotCommit.CommitSnapshot(ctx, t, s, data, delta)
 	}
 	return t.PublishSnapshotFile(ctx, s, data)
 }

@@ -472,7 +472,7 @@ func (t *Table) WriteSnapshot(ctx context.Context, s *Snapshot) error {
 	if err != nil {
 		return fmt.Errorf("write snapshot %s: %w", path, err)
 	}
-	if err := t.publish(ctx, s, data); err != nil {
+	if err := t.publish(ctx, s, data, nil); err != nil {
 		return fmt.Errorf("write snapshot %s: %w", path, err)
 	}
 	return nil

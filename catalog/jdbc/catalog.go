@@ -16,6 +16,7 @@ import (
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // Config is a JDBC catalog as its Java writers configure it.
@@ -223,7 +224,7 @@ func (c *Catalog) OpenTable(ctx context.Context, database, name string) (*table.
 // under a catalog lock.
 type lockedCommit struct{ lock *Lock }
 
-func (lc lockedCommit) CommitSnapshot(ctx context.Context, t *table.Table, s *table.Snapshot, data []byte) error {
+func (lc lockedCommit) CommitSnapshot(ctx context.Context, t *table.Table, s *table.Snapshot, data []byte, _ []manifest.Entry) error {
 	return lc.lock.Run(ctx, t.Database(), t.Name(), func(ctx context.Context) error {
 		path := t.Paths().SnapshotPath(s.ID)
 		exists, err := fileio.Exists(ctx, t.FileIO(), path)

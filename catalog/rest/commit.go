@@ -70,20 +70,12 @@ func (o orderedSpec) MarshalJSON() ([]byte, error) {
 
 // deltaStatistics computes the statistics Java's commit sends with a
 // snapshot (FileStoreCommitImpl: PartitionEntry.merge of the delta files,
-// toPartitionStatistics): per partition of the snapshot's delta manifests,
+// toPartitionStatistics): per partition of the commit's delta entries,
 // the signed sums of row counts, file sizes and files, the newest file
 // creation time (DataFileMeta.creationTimeEpochMillis: the writer's local
 // wall clock read in this machine's zone), and the last entry's total
 // buckets.
-func deltaStatistics(ctx context.Context, t *table.Table, s *table.Snapshot) ([]partitionStatistics, error) {
-	metas, err := manifest.ReadList(ctx, t.FileIO(), t.Paths().ManifestPath(s.DeltaManifestList))
-	if err != nil {
-		return nil, err
-	}
-	entries, err := t.ReadManifests(ctx, metas)
-	if err != nil {
-		return nil, err
-	}
+func deltaStatistics(t *table.Table, entries []manifest.Entry) ([]partitionStatistics, error) {
 	schema := t.Schema()
 	partTypes := make([]table.DataType, 0, len(schema.PartitionKeys))
 	for _, f := range schema.PartitionType() {
@@ -131,7 +123,7 @@ func deltaStatistics(ctx context.Context, t *table.Table, s *table.Snapshot) ([]
 
 // CommitSnapshot asks the catalog to publish data as snapshot s.ID (see
 // table.SnapshotCommit for the error contract).
-func (sc *snapshotCommit) CommitSnapshot(ctx context.Context, t *table.Table, s *table.Snapshot, data []byte) error {
+func (sc *snapshotCommit) CommitSnapshot(ctx context.Context, t *table.Table, s *table.Snapshot, data []byte, delta []manifest.Entry) error {
 	full := sc.database + "." + sc.name
 	if err := sc.cat.checkOpen(); err != nil {
 		return fmt.Errorf("commit to %s: %w", full, err)
@@ -139,7 +131,9 @@ func (sc *snapshotCommit) CommitSnapshot(ctx context.Context, t *table.Table, s 
 	if !json.Valid(data) {
 		return fmt.Errorf("commit to %s: snapshot %d is not valid JSON", full, s.ID)
 	}
-	stats, err := deltaStatistics(ctx, t, s)
+	// The delta as Table.Commit wrote it to the snapshot's delta manifest:
+	// no need to read that back.
+	stats, err := deltaStatistics(t, delta)
 	if err != nil {
 		return fmt.Errorf("commit to %s: snapshot %d: partition statistics of the delta: %w", full, s.ID, err)
 	}

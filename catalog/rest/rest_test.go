@@ -27,6 +27,7 @@ import (
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/interop"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 var spec = map[string]any{
@@ -228,9 +229,9 @@ type hookCommit struct {
 	errs   []error
 }
 
-func (h *hookCommit) CommitSnapshot(ctx context.Context, t *table.Table, s *table.Snapshot, data []byte) error {
+func (h *hookCommit) CommitSnapshot(ctx context.Context, t *table.Table, s *table.Snapshot, data []byte, delta []manifest.Entry) error {
 	h.once.Do(func() { h.before(s.ID) })
-	err := h.inner.CommitSnapshot(ctx, t, s, data)
+	err := h.inner.CommitSnapshot(ctx, t, s, data, delta)
 	h.errs = append(h.errs, err)
 	return err
 }
