@@ -57,26 +57,16 @@ func (j *JavaOracle) StartLockHolderErr(ctx context.Context, warehouse, table st
 	if err := os.WriteFile(f, snapshotJSON, 0o644); err != nil {
 		return nil, fmt.Errorf("lock-hold snapshot file: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
-	cmd := exec.CommandContext(ctx, "java", j.javaArgs("lock-hold", []string{
+	h := &LockHolder{lines: make(chan []byte, 4), done: make(chan error, 1)}
+	p, err := j.startVerb(ctx, "lock-hold", []string{
 		"--warehouse", warehouse, "--table", table,
 		"--snapshot-id", strconv.FormatInt(snapshotID, 10), "--snapshot-file", f,
-	})...)
-	h := &LockHolder{cmd: cmd, cancel: cancel, lines: make(chan []byte, 4), done: make(chan error, 1)}
-	cmd.Stderr = &h.stderr
-	if h.stdin, err = cmd.StdinPipe(); err != nil {
-		cancel()
-		return nil, fmt.Errorf("lock-hold stdin: %w", err)
-	}
-	stdout, err := cmd.StdoutPipe()
+	}, &h.stderr)
 	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("lock-hold stdout: %w", err)
+		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		cancel()
-		return nil, fmt.Errorf("start java lock-hold: %w", err)
-	}
+	cmd, stdout := p.cmd, p.stdout
+	h.cmd, h.cancel, h.stdin = p.cmd, p.cancel, p.stdin
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
@@ -296,22 +286,4 @@ func (j *JavaOracle) runLoopWriter(ctx context.Context, w LoopWriter) ([]int64, 
 		return ids, fmt.Errorf("writer %s: %w", w.CommitUser, runErr)
 	}
 	return ids, nil
-}
-
-// lockedBuffer is a bytes.Buffer safe for a process's writes and the test's reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

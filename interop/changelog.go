@@ -104,7 +104,7 @@ type Stream struct {
 	rows   map[string][]Row
 	done   map[string]int64
 	ended  bool
-	stderr bytes.Buffer
+	stderr lockedBuffer
 	wait   chan error
 }
 
@@ -116,31 +116,20 @@ func (j *JavaOracle) StartStream(ctx context.Context, targets []StreamTarget) (*
 	if err != nil {
 		return nil, fmt.Errorf("encode stream targets: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
-	args := j.javaArgs("stream", []string{"--targets", string(spec), "--timeout-ms", strconv.FormatInt(Timeout.Milliseconds(), 10)})
-	cmd := exec.CommandContext(ctx, "java", args...)
-	s := &Stream{cmd: cmd, cancel: cancel, rows: map[string][]Row{}, done: map[string]int64{}, wait: make(chan error, 1)}
-	cmd.Stderr = &lockedWriter{mu: &s.mu, w: &s.stderr}
-	if s.stdin, err = cmd.StdinPipe(); err != nil {
-		cancel()
-		return nil, fmt.Errorf("stream stdin: %w", err)
-	}
-	stdout, err := cmd.StdoutPipe()
+	s := &Stream{rows: map[string][]Row{}, done: map[string]int64{}, wait: make(chan error, 1)}
+	p, err := j.startVerb(ctx, "stream", []string{"--targets", string(spec), "--timeout-ms", strconv.FormatInt(Timeout.Milliseconds(), 10)}, &s.stderr)
 	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("stream stdout: %w", err)
+		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		cancel()
-		return nil, fmt.Errorf("start java stream: %w", err)
-	}
+	s.cmd, s.cancel, s.stdin = p.cmd, p.cancel, p.stdin
+	stdout := p.stdout
 	ready := make(chan map[string]*int64, 1)
 	go s.readLoop(stdout, ready)
 	select {
 	case next, ok := <-ready:
 		if !ok {
 			err := <-s.wait
-			cancel()
+			s.cancel()
 			return nil, fmt.Errorf("java stream exited before it was ready: %w\n%s", err, s.stderrTail())
 		}
 		s.Next = map[string]int64{}
@@ -253,19 +242,5 @@ func (s *Stream) Close() {
 	s.cancel()
 }
 
-func (s *Stream) stderrTail() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return tail(s.stderr.String(), 4000)
-}
+func (s *Stream) stderrTail() string { return tail(s.stderr.String(), 4000) }
 
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}

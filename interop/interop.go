@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -70,11 +72,13 @@ func (j *JavaOracle) WithCatalogOptions(opts map[string]string) *JavaOracle {
 }
 
 // noCatalogVerbs open no catalog: they get no --catalog-options.
-var noCatalogVerbs = map[string]bool{"pick": true, "version": true, "batch": true}
+var noCatalogVerbs = map[string]bool{"pick": true, "version": true, "batch": true, "rest-server": true}
 
-// javaArgs is the java command line of one verb.
-func (j *JavaOracle) javaArgs(verb string, flags []string) []string {
-	args := append([]string{"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m", "-cp", j.classpath, "compactd.interop.Main", verb}, flags...)
+// javaArgs is the java command line of one verb; extraCP, if not empty,
+// is appended to the oracle's classpath (the REST server's test jars).
+func (j *JavaOracle) javaArgs(verb string, flags []string, extraCP ...string) []string {
+	cp := strings.Join(append([]string{j.classpath}, extraCP...), string(os.PathListSeparator))
+	args := append([]string{"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m", "-cp", cp, "compactd.interop.Main", verb}, flags...)
 	if len(j.catalogOptions) > 0 && !noCatalogVerbs[verb] && !slices.Contains(flags, "--catalog-options") {
 		b, err := json.Marshal(j.catalogOptions)
 		if err == nil { // a map[string]string always marshals
@@ -82,6 +86,55 @@ func (j *JavaOracle) javaArgs(verb string, flags []string) []string {
 		}
 	}
 	return args
+}
+
+// verbProcess is a long-running verb (stream, lock-hold, rest-server):
+// the test talks to it through its stdin and reads its stdout lines.
+type verbProcess struct {
+	cmd    *exec.Cmd
+	cancel context.CancelFunc
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+}
+
+// startVerb starts a long-running verb under ctx (bounded by Timeout),
+// with stderr going to errw.
+func (j *JavaOracle) startVerb(ctx context.Context, verb string, flags []string, errw io.Writer, extraCP ...string) (*verbProcess, error) {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	cmd := exec.CommandContext(ctx, "java", j.javaArgs(verb, flags, extraCP...)...)
+	cmd.Stderr = errw
+	p := &verbProcess{cmd: cmd, cancel: cancel}
+	var err error
+	if p.stdin, err = cmd.StdinPipe(); err == nil {
+		p.stdout, err = cmd.StdoutPipe()
+	}
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("start java oracle %s: %w", verb, err)
+	}
+	return p, nil
+}
+
+// lockedBuffer is a bytes.Buffer safe for a process's writes and the
+// test's reads.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // Java locates the built Java oracle or fails the test.

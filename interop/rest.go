@@ -117,25 +117,18 @@ func StartRESTServer(tb testing.TB, extraFlags ...string) *RESTServer {
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
 	s := &RESTServer{RESTEnv: RESTEnv{Token: "t-" + uuid.NewString(), Warehouse: "compactd_test"}, Dir: tb.TempDir(), acks: make(chan string, 16)}
-	cp := j.classpath + string(os.PathListSeparator) + strings.TrimSpace(string(restCP))
-	args := []string{"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp, "compactd.interop.Main", "rest-server",
-		"--warehouse", s.Dir, "--port", strconv.Itoa(port), "--token", s.Token, "--catalog", s.Warehouse}
-	s.cmd = exec.Command("java", append(args, extraFlags...)...)
-	stdout, err := s.cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatalf("interop: %v", err)
-	}
-	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
-		tb.Fatalf("interop: %v", err)
-	}
 	logFile, err := os.Create(filepath.Join(tb.TempDir(), "rest-server.log"))
 	if err != nil {
 		tb.Fatalf("interop: %v", err)
 	}
-	s.cmd.Stderr = logFile
-	if err := s.cmd.Start(); err != nil {
-		tb.Fatalf("interop: start REST server: %v", err)
+	p, err := j.startVerb(context.Background(), "rest-server", append([]string{
+		"--warehouse", s.Dir, "--port", strconv.Itoa(port), "--token", s.Token, "--catalog", s.Warehouse}, extraFlags...),
+		logFile, strings.TrimSpace(string(restCP)))
+	if err != nil {
+		tb.Fatalf("interop: REST server: %v", err)
 	}
+	s.cmd, s.stdin = p.cmd, p.stdin
+	stdout := p.stdout
 	tb.Cleanup(func() {
 		_ = s.stdin.Close() // the verb stops when stdin closes
 		done := make(chan struct{})
@@ -146,6 +139,7 @@ func StartRESTServer(tb testing.TB, extraFlags ...string) *RESTServer {
 			_ = s.cmd.Process.Kill()
 			<-done
 		}
+		p.cancel()
 		_ = logFile.Close()
 	})
 	ready := make(chan string, 1)
