@@ -243,4 +243,3 @@ func (s *Stream) Close() {
 }
 
 func (s *Stream) stderrTail() string { return tail(s.stderr.String(), 4000) }
-
