@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/compactd/compactd/compact"
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/merge"
 	"github.com/compactd/compactd/scan"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
@@ -76,17 +76,11 @@ func changelogRecords(t *testing.T, tb *table.Table, id int64) ([]manifest.Entry
 		if err != nil {
 			t.Fatal(err)
 		}
-		for {
-			kv, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			recs = append(recs, kv)
+		kvs, err := merge.Collect(r)
+		if err != nil {
+			t.Fatal(err)
 		}
-		r.Close()
+		recs = append(recs, kvs...)
 		rows += entries[i].File.RowCount
 	}
 	if s.ChangelogRecordCount == nil || *s.ChangelogRecordCount != rows || int64(len(recs)) != rows {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/merge"
 	"github.com/compactd/compactd/planner"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
@@ -146,17 +147,13 @@ func readOutputs(t *testing.T, tb *table.Table, res *JobResult) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for {
-			kv, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		kvs, err := merge.Collect(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range kvs {
 			out = append(out, fmt.Sprintf("%s%d%v", kv.Kind.ShortString(), kv.Seq, []any(kv.Value)))
 		}
-		r.Close()
 	}
 	return out
 }

@@ -3,9 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +13,7 @@ import (
 	"github.com/compactd/compactd/compact"
 	"github.com/compactd/compactd/fixtures"
 	"github.com/compactd/compactd/interop"
+	"github.com/compactd/compactd/merge"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
 	"github.com/compactd/compactd/table/manifest"
@@ -337,17 +336,13 @@ func changelogOf(t *testing.T, warehouse string, id int64) changelogFiles {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for {
-			kv, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", path, err)
-			}
+		kvs, err := merge.Collect(r)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		for _, kv := range kvs {
 			out.records[bucket] = append(out.records[bucket], fmt.Sprintf("%s %v seq=%d %v", kv.Kind.ShortString(), []any(kv.Key), kv.Seq, []any(kv.Value)))
 		}
-		r.Close()
 	}
 	var keys []string
 	for k := range metas {

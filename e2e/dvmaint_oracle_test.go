@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"github.com/compactd/compactd/fixtures"
 	"github.com/compactd/compactd/interop"
 	"github.com/compactd/compactd/maint"
+	"github.com/compactd/compactd/merge"
 	"github.com/compactd/compactd/orphan"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
@@ -582,16 +582,13 @@ func readKeys(tb *table.Table, b *table.BucketFiles, e *manifest.Entry) ([]int64
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	var keys []int64
-	for {
-		kv, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return keys, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		keys = append(keys, kv.Key[0].(int64))
+	kvs, err := merge.Collect(r)
+	if err != nil {
+		return nil, err
 	}
+	keys := make([]int64, len(kvs))
+	for i, kv := range kvs {
+		keys[i] = kv.Key[0].(int64)
+	}
+	return keys, nil
 }
