@@ -325,13 +325,7 @@ func TestLandedCommitWithLostAnswer(t *testing.T) {
 	if strings.Contains(hook.errs[0].Error(), srv.Token) {
 		t.Fatalf("the error carries the token: %v", hook.errs[0])
 	}
-	snaps := snapshots(t, tb)
-	if sum.Snapshot != 4 || len(snaps) != 4 || snaps[3].CommitKind != table.CommitCompact {
-		t.Fatalf("compaction snapshot %d; snapshots %s; want exactly one COMPACT snapshot, 4", sum.Snapshot, describe(snaps))
-	}
-	if after := f.j.Read(srv.Warehouse, full); !reflect.DeepEqual(after, before) {
-		t.Fatalf("Java reads %d rows after the compaction, %d before", len(after), len(before))
-	}
+	checkOneCompaction(t, f, tb, sum.Snapshot, srv.Warehouse, full, before)
 }
 
 // A commit through a closed catalog is refused before anything is sent.
@@ -740,13 +734,7 @@ func TestLandedCommitWithDroppedConnection(t *testing.T) {
 	if proxy.dropped.Load() != 1 || len(hook.errs) != 1 || !errors.Is(hook.errs[0], table.ErrCommitOutcomeUnknown) {
 		t.Fatalf("dropped %d answers; publish outcomes %v; want one dropped answer, of unknown outcome", proxy.dropped.Load(), hook.errs)
 	}
-	snaps := snapshots(t, tb)
-	if sum.Snapshot != 4 || len(snaps) != 4 || snaps[3].CommitKind != table.CommitCompact {
-		t.Fatalf("compaction snapshot %d; snapshots %s; want exactly one COMPACT snapshot, 4", sum.Snapshot, describe(snaps))
-	}
-	if after := f.j.Read(env.Warehouse, full); !reflect.DeepEqual(after, before) {
-		t.Fatalf("Java reads %d rows after the compaction, %d before", len(after), len(before))
-	}
+	checkOneCompaction(t, f, tb, sum.Snapshot, env.Warehouse, full, before)
 }
 
 // A commit whose connection cannot be made reached nothing: a definite
@@ -781,5 +769,19 @@ func TestCommitWithServerUnreachable(t *testing.T) {
 	}
 	if after := f.j.Read(env.Warehouse, full); !reflect.DeepEqual(after, before) {
 		t.Fatalf("Java reads %d rows, %d before", len(after), len(before))
+	}
+}
+
+// checkOneCompaction checks that a compaction of a 3-commit table
+// published exactly one COMPACT snapshot, 4, and that Java reads the rows
+// it read before.
+func checkOneCompaction(t *testing.T, f *fixture, tb *table.Table, published int64, warehouse, full string, before []interop.Row) {
+	t.Helper()
+	snaps := snapshots(t, tb)
+	if published != 4 || len(snaps) != 4 || snaps[3].CommitKind != table.CommitCompact {
+		t.Fatalf("compaction snapshot %d; snapshots %s; want exactly one COMPACT snapshot, 4", published, describe(snaps))
+	}
+	if after := f.j.Read(warehouse, full); !reflect.DeepEqual(after, before) {
+		t.Fatalf("Java reads %d rows after the compaction, %d before", len(after), len(before))
 	}
 }
