@@ -86,7 +86,10 @@ type Summary struct {
 	// added (changelog-producer=lookup or full-compaction).
 	ChangelogFiles int
 	ChangelogRows  int64
-	Duration       time.Duration
+	// Postponed is what waited in bucket-postpone (bucket = -2 tables) and
+	// what of it the run moved to real buckets.
+	Postponed Postponed
+	Duration  time.Duration
 }
 
 // Supported reports why compactd refuses to compact a table, before
@@ -118,8 +121,10 @@ func Supported(t *table.Table, overrides map[string]string) error {
 	if err := changelogSupported(t, overrides); err != nil {
 		return err
 	}
-	if o.Bucket == -2 {
-		return fmt.Errorf("table %s: not supported yet: bucket=-2 (postponed buckets)", t.FullName())
+	if o.Bucket == table.BucketPostpone {
+		if err := postponedSupported(t, overrides); err != nil {
+			return err
+		}
 	}
 	if t.HasPrimaryKey() && o.Bucket == -1 {
 		return fmt.Errorf("table %s: not supported yet: dynamic-bucket primary-key tables (bucket=-1)", t.FullName())
@@ -297,6 +302,11 @@ func PlannerOptions(t *table.Table, o Options) (planner.Options, error) {
 	if o.Full {
 		popts.Strategy = planner.StrategyFull
 	}
+	if popts.Bucket == table.BucketPostpone {
+		// The real buckets of a postponed table are fixed buckets; its
+		// bucket-postpone is not planned (PlanTable leaves it out).
+		popts.Bucket = 1
+	}
 	return popts, nil
 }
 
@@ -315,9 +325,12 @@ func PlanTable(ctx context.Context, t *table.Table, o Options, now time.Time) (*
 	if err != nil {
 		return nil, planner.PlanResult{}, popts, err
 	}
-	if o.Partition != "" || o.Bucket != nil {
+	if o.Partition != "" || o.Bucket != nil || t.Options().Bucket == table.BucketPostpone {
 		kept := v.View.Buckets[:0:0]
 		for _, b := range v.View.Buckets {
+			if b.Bucket == table.BucketPostpone {
+				continue
+			}
 			if o.Partition != "" && v.PartitionPath[b.Partition] != o.Partition {
 				continue
 			}
@@ -341,7 +354,8 @@ func Run(ctx context.Context, t *table.Table, o Options) (*Summary, error) {
 	if now == nil {
 		now = time.Now
 	}
-	if err := Supported(t, o.Overrides); err != nil {
+	err := Supported(t, o.Overrides)
+	if err != nil {
 		return nil, err
 	}
 	if o.CommitUser == "" {
@@ -352,6 +366,12 @@ func Run(ctx context.Context, t *table.Table, o Options) (*Summary, error) {
 	}
 	sum := &Summary{Table: t.FullName()}
 	defer func() { sum.Duration = time.Since(start) }()
+	if t.Options().Bucket == table.BucketPostpone {
+		if sum.Postponed, err = assignPostponed(ctx, t, o, now); err != nil {
+			return sum, err
+		}
+		sum.Snapshot = sum.Postponed.Snapshot
+	}
 	for round := 0; ; round++ {
 		v, plan, _, err := PlanTable(ctx, t, o, now())
 		if err != nil {

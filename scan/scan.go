@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/compactd/compactd/merge"
 	"github.com/compactd/compactd/table"
@@ -23,6 +24,9 @@ func checkSupported(t *table.Table) error {
 	o := t.Options()
 	if v, ok := o.Get("scan.fallback-branch"); ok && v != "" {
 		return fmt.Errorf("scan %s: %w: scan.fallback-branch=%s (rows of missing partitions come from another branch)", t.FullName(), ErrUnsupported, v)
+	}
+	if v, ok := o.Get(table.OptPostponeMergeOnRead); ok && strings.EqualFold(strings.TrimSpace(v), "true") && o.Bucket == table.BucketPostpone {
+		return fmt.Errorf("scan %s: %w: %s=true (batch reads merge postponed rows into real buckets)", t.FullName(), ErrUnsupported, table.OptPostponeMergeOnRead)
 	}
 	if o.DataEvolutionEnabled {
 		return fmt.Errorf("scan %s: %w: data-evolution.enabled=true (rows are stitched from several files by row id)", t.FullName(), ErrUnsupported)
@@ -104,6 +108,11 @@ func (sc *Scanner) Each(ctx context.Context, fn func(table.Row) error) error {
 		return nil
 	}
 	for _, b := range sc.fs.Buckets() {
+		if b.Bucket == table.BucketPostpone {
+			// Java's batch scan reads real buckets only: postponed rows
+			// are invisible until a postponed compaction moves them.
+			continue
+		}
 		if err := sc.bucket(ctx, b, fn); err != nil {
 			return fmt.Errorf("scan %s partition %q bucket %d: %w", sc.t.FullName(), partitionPath(sc.fs, b), b.Bucket, err)
 		}

@@ -69,6 +69,12 @@ type CommitRequest struct {
 	// OnAttempt, if set, is called with each attempt's latest snapshot id
 	// before anything is written (tests use it to interleave writers).
 	OnAttempt func(latest int64)
+	// Verify, if set, checks each attempt's latest snapshot (nil for an
+	// empty table) before anything is written; an error ends the commit
+	// with nothing published. It is how a commit states a precondition the
+	// file-level checks cannot see, such as "no one added records to the
+	// buckets I write since I read them" (return a *ConflictError for that).
+	Verify func(ctx context.Context, latest *Snapshot) error
 }
 
 // CommitResult describes a published snapshot.
@@ -147,6 +153,11 @@ func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, e
 		}
 		if req.OnAttempt != nil {
 			req.OnAttempt(latestID)
+		}
+		if req.Verify != nil {
+			if err := req.Verify(ctx, latest); err != nil {
+				return nil, unknown(err)
+			}
 		}
 		s, written, err := t.tryCommit(ctx, latest, req, check)
 		if err == nil {

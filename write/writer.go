@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"time"
 
@@ -48,9 +47,7 @@ type Writer struct {
 	ident   int64
 	eng     *merge.Engine
 	schema  *table.TableSchema
-	keyIdx  []int
-	partIdx []int
-	bktIdx  []int
+	route   *Router
 	pending map[bucketID][]table.KeyValue
 	nextSeq map[bucketID]int64
 	now     func() time.Time
@@ -71,14 +68,8 @@ func NewWriter(ctx context.Context, t *table.Table, commitUser string) (*Writer,
 	}
 	w := &Writer{t: t, user: commitUser, eng: eng, schema: s,
 		pending: map[bucketID][]table.KeyValue{}, nextSeq: map[bucketID]int64{}, now: time.Now}
-	for _, k := range s.TrimmedPrimaryKeys() {
-		w.keyIdx = append(w.keyIdx, s.Fields.Index(k))
-	}
-	for _, k := range s.PartitionKeys {
-		w.partIdx = append(w.partIdx, s.Fields.Index(k))
-	}
-	for _, k := range s.BucketKeys() {
-		w.bktIdx = append(w.bktIdx, s.Fields.Index(k))
+	if w.route, err = NewRouter(s); err != nil {
+		return nil, fmt.Errorf("writer for %s: %w", t.FullName(), err)
 	}
 	latest, err := t.LatestSnapshot(ctx)
 	if err != nil && !errors.Is(err, table.ErrNoSnapshot) {
@@ -99,35 +90,23 @@ func NewWriter(ctx context.Context, t *table.Table, commitUser string) (*Writer,
 	return w, nil
 }
 
-func project(row table.Row, idx []int) table.Row {
-	out := make(table.Row, len(idx))
-	for i, j := range idx {
-		out[i] = row[j]
-	}
-	return out
-}
-
 // Write buffers one row with its change kind until the next Commit.
 func (w *Writer) Write(kind table.RowKind, row table.Row) error {
 	if len(row) != len(w.schema.Fields) {
 		return fmt.Errorf("write to %s: row has %d fields, want %d", w.t.FullName(), len(row), len(w.schema.Fields))
 	}
-	part, err := table.EncodeBinaryRow(types(w.schema.PartitionType()), project(row, w.partIdx))
+	part, err := w.route.Partition(row)
 	if err != nil {
-		return fmt.Errorf("write to %s: partition: %w", w.t.FullName(), err)
+		return fmt.Errorf("write to %s: %w", w.t.FullName(), err)
 	}
-	bk, err := table.EncodeBinaryRow(types(w.schema.BucketKeyType()), project(row, w.bktIdx))
+	bucket, err := w.route.Bucket(row, int32(w.t.Options().Bucket))
 	if err != nil {
-		return fmt.Errorf("write to %s: bucket key: %w", w.t.FullName(), err)
+		return fmt.Errorf("write to %s: %w", w.t.FullName(), err)
 	}
-	h, err := table.HashBinaryRow(bk)
-	if err != nil {
-		return err
-	}
-	id := bucketID{string(part), table.BucketOf(h, int32(w.t.Options().Bucket))}
+	id := bucketID{string(part), bucket}
 	seq := w.nextSeq[id]
 	w.nextSeq[id] = seq + 1
-	w.pending[id] = append(w.pending[id], table.KeyValue{Key: project(row, w.keyIdx), Seq: seq, Kind: kind, Value: slices.Clone(row)})
+	w.pending[id] = append(w.pending[id], table.KeyValue{Key: w.route.Key(row), Seq: seq, Kind: kind, Value: slices.Clone(row)})
 	return nil
 }
 
@@ -150,44 +129,14 @@ func (w *Writer) Commit(ctx context.Context) (*table.Snapshot, error) {
 	var entries []manifest.Entry
 	var written []string
 	abort := func() { w.t.DeleteUnreferenced(written) }
-	keyTypes := w.eng.KeyTypes()
 	for _, id := range ids {
-		kvs := w.pending[id]
-		slices.SortStableFunc(kvs, func(a, b table.KeyValue) int {
-			if c := table.CompareRows(keyTypes, a.Key, b.Key); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.Seq, b.Seq)
-		})
-		r := NewRoller(ctx, w.t, []byte(id.partition), id.bucket, 0, manifest.FileSourceAppend)
-		r.now = w.now
-		merged := w.eng.NewReader(ctx, []merge.Iterator{merge.FromSlice(kvs)}, false)
-		for {
-			kv, err := merged.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err == nil {
-				err = r.Write(kv)
-			}
-			if err != nil {
-				merged.Close()
-				r.Abort()
-				abort()
-				return nil, fmt.Errorf("write to %s: %w", w.t.FullName(), err)
-			}
-		}
-		merged.Close()
-		metas, err := r.Close()
-		written = append(written, r.Written()...)
+		f, err := FlushBucket(ctx, w.t, w.eng, []byte(id.partition), id.bucket, int32(w.t.Options().Bucket), w.pending[id], false, w.now)
 		if err != nil {
 			abort()
-			return nil, fmt.Errorf("write to %s: %w", w.t.FullName(), err)
+			return nil, err
 		}
-		for _, m := range metas {
-			entries = append(entries, manifest.Entry{Kind: manifest.FileKindAdd, Partition: []byte(id.partition),
-				Bucket: id.bucket, TotalBuckets: int32(w.t.Options().Bucket), File: m})
-		}
+		written = append(written, f.Written...)
+		entries = append(entries, f.Entries...)
 	}
 	w.ident++
 	res, err := w.t.Commit(ctx, table.CommitRequest{Kind: table.CommitAppend, CommitUser: w.user, CommitIdentifier: w.ident, Entries: entries})
