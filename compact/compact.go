@@ -50,7 +50,8 @@ type Options struct {
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
 	// BeforeCommit, if set, runs after all jobs are executed and before the
-	// first commit attempt (tests interleave concurrent writers here).
+	// first commit attempt, and before the commit of postponed rows (tests
+	// interleave concurrent writers here).
 	BeforeCommit func()
 
 	// MaxBuckets, if positive, bounds the bucket jobs executed per round;

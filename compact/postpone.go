@@ -40,15 +40,18 @@ type Postponed struct {
 	Rows       int64 `json:"rows"`
 	Bytes      int64 `json:"bytes"`
 	// Assigned is filled by a run: the buckets the rows went to.
-	Assigned int `json:"assigned_buckets,omitempty"`
+	Assigned int `json:"assignedBuckets"`
 	// Snapshot is the COMPACT snapshot that moved them (0: none).
-	Snapshot int64 `json:"snapshot,omitempty"`
+	Snapshot int64 `json:"snapshot"`
 }
 
 // PostponedOf counts the postponed files of fs, restricted to one
 // partition path when partition is not empty.
 func PostponedOf(fs *table.FileSet, partition string) Postponed {
 	var p Postponed
+	if fs == nil {
+		return p
+	}
 	for _, part := range fs.Partitions {
 		if partition != "" && part.Path != partition {
 			continue
@@ -299,6 +302,9 @@ func assignPostponed(ctx context.Context, t *table.Table, o Options, now func() 
 		}
 	}
 	sum.Assigned = len(targets)
+	if o.BeforeCommit != nil {
+		o.BeforeCommit()
+	}
 	// DELETEs before ADDs, as CommitRequest wants.
 	slices.SortStableFunc(entries, func(a, b manifest.Entry) int { return cmp.Compare(b.Kind, a.Kind) })
 	res, err := t.Commit(ctx, table.CommitRequest{

@@ -209,6 +209,8 @@ func (s *Scheduler) observe(ctx context.Context, tb *table.Table, overrides map[
 	if v.Snapshot != nil {
 		b.Snapshot = v.Snapshot.ID
 	}
+	pp := compact.PostponedOf(v.FileSet, "")
+	b.PostponedRows, b.PostponedFiles = pp.Rows, pp.Files
 	for _, bk := range v.View.Buckets {
 		l0 := 0
 		levels := map[int]bool{}
@@ -228,7 +230,7 @@ func (s *Scheduler) observe(ctx context.Context, tb *table.Table, overrides map[
 		return Backlog{}, false, err
 	}
 	b.Snapshots = len(ids)
-	return b, len(plan.Jobs) > 0, nil
+	return b, len(plan.Jobs) > 0 || pp.Files > 0, nil
 }
 
 func (s *Scheduler) setBacklog(t *tableState, b Backlog) {
@@ -242,6 +244,8 @@ func (s *Scheduler) setBacklog(t *tableState, b Backlog) {
 	s.m.level0Sum.WithLabelValues(l...).Set(float64(b.Level0Sum))
 	s.m.pendingBytes.WithLabelValues(l...).Set(float64(b.PendingBytes))
 	s.m.runsOverTrigger.WithLabelValues(l...).Set(float64(b.RunsOverTrigger))
+	s.m.postponedRows.WithLabelValues(l...).Set(float64(b.PostponedRows))
+	s.m.postponedFiles.WithLabelValues(l...).Set(float64(b.PostponedFiles))
 	s.m.snapshots.WithLabelValues(l...).Set(float64(b.Snapshots))
 }
 

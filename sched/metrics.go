@@ -16,6 +16,7 @@ type metrics struct {
 	sortedRunsMax, sortedRunsSum   *prometheus.GaugeVec
 	level0Max, level0Sum           *prometheus.GaugeVec
 	pendingBytes, runsOverTrigger  *prometheus.GaugeVec
+	postponedRows, postponedFiles  *prometheus.GaugeVec
 	snapshots, halted, lastSuccess *prometheus.GaugeVec
 
 	duration                   *prometheus.HistogramVec
@@ -48,6 +49,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		level0Sum:       g("table_level0_files_sum", "Level-0 files summed over buckets.", tableLabels...),
 		pendingBytes:    g("table_pending_compaction_bytes", "Bytes the planner would still rewrite under the normal triggers.", tableLabels...),
 		runsOverTrigger: g("table_sorted_runs_over_trigger", "Sorted runs above num-sorted-run.compaction-trigger, summed over buckets.", tableLabels...),
+		postponedRows:   g("table_postponed_rows", "Rows waiting in bucket-postpone (bucket = -2 tables), invisible to batch readers until compacted.", tableLabels...),
+		postponedFiles:  g("table_postponed_files", "Files waiting in bucket-postpone (bucket = -2 tables).", tableLabels...),
 		snapshots:       g("table_snapshots_retained", "Snapshots in the snapshot directory.", tableLabels...),
 		halted:          g("table_halted", "1 if the table is halted after a permanent error (see /status for the reason).", tableLabels...),
 		lastSuccess:     g("table_last_success_timestamp_seconds", "Unix time of the last successful job of each kind.", jobLabels...),

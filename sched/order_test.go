@@ -21,6 +21,10 @@ func TestDueJobsAreOrderedByBacklogWithoutStarvation(t *testing.T) {
 		cands []candidate
 		want  []string
 	}{
+		{"postponed rows (invisible to readers) go before any sorted runs", []candidate{
+			{mk("runs", 9, 1<<30, time.Hour), policy.Compact, now},
+			{func() *tableState { ts := mk("postponed", 0, 0, time.Minute); ts.backlog.PostponedRows = 10; return ts }(), policy.Compact, now},
+		}, []string{"postponed", "runs"}},
 		{"more runs over the trigger go first", []candidate{
 			{mk("small", 1, 1<<30, time.Hour), policy.Compact, now},
 			{mk("big", 4, 10, time.Minute), policy.Compact, now},

@@ -126,6 +126,10 @@ type Backlog struct {
 	RunsOverTrigger int       `json:"runsOverTrigger"`
 	PendingBytes    int64     `json:"pendingBytes"`
 	Trigger         int       `json:"trigger"`
+	// PostponedRows and PostponedFiles wait in bucket-postpone (bucket =
+	// -2 tables): readers see none of them until a compaction moves them.
+	PostponedRows  int64 `json:"postponedRows"`
+	PostponedFiles int   `json:"postponedFiles"`
 }
 
 // JobRecord is one finished job.
@@ -678,6 +682,7 @@ func (s *Scheduler) resolveJobs(t *tableState, now time.Time) {
 func (s *Scheduler) deleteTableMetrics(t *tableState) {
 	l := map[string]string{"warehouse": t.wh.path, "table": t.name}
 	for _, g := range []*prometheus.GaugeVec{s.m.sortedRunsMax, s.m.sortedRunsSum, s.m.level0Max, s.m.level0Sum, s.m.pendingBytes, s.m.runsOverTrigger,
+		s.m.postponedRows, s.m.postponedFiles,
 		s.m.snapshots, s.m.halted, s.m.lastSuccess} {
 		g.DeletePartialMatch(l)
 	}
@@ -692,8 +697,9 @@ type candidate struct {
 
 // orderCandidates puts the due jobs in dispatch order: jobs waiting longer
 // than starveAfter first, oldest first (no table starves behind busier
-// ones); then the largest backlog — sorted runs over the trigger, bytes
-// pending — then the oldest last success (never first).
+// ones); then the largest backlog — postponed rows (which no reader sees
+// until they are compacted), sorted runs over the trigger, bytes pending —
+// then the oldest last success (never first).
 func orderCandidates(cands []candidate, now time.Time) {
 	slices.SortFunc(cands, func(a, b candidate) int {
 		as, bs := now.Sub(a.due) > starveAfter, now.Sub(b.due) > starveAfter
@@ -707,6 +713,9 @@ func orderCandidates(cands []candidate, now time.Time) {
 			if c := a.due.Compare(b.due); c != 0 {
 				return c
 			}
+		}
+		if c := cmp.Compare(b.t.backlog.PostponedRows, a.t.backlog.PostponedRows); c != 0 {
+			return c
 		}
 		if c := cmp.Compare(b.t.backlog.RunsOverTrigger, a.t.backlog.RunsOverTrigger); c != 0 {
 			return c

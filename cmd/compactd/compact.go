@@ -177,12 +177,14 @@ func newPlanCmd() *cobra.Command {
 			}
 			jobs := jobViews(v, &popts, plan.Jobs)
 			backlog := planner.Backlog(v.View, popts, time.Now())
+			postponed := compact.PostponedOf(v.FileSet, o.Partition)
 			if sel.asJSON {
-				return json.NewEncoder(os.Stdout).Encode(map[string]any{"table": t.FullName(), "jobs": jobs, "backlog": backlog, "supported": errString(compact.Supported(t, nil))})
+				return json.NewEncoder(os.Stdout).Encode(map[string]any{"table": t.FullName(), "jobs": jobs, "backlog": backlog, "postponed": postponed, "supported": errString(compact.Supported(t, nil))})
 			}
 			if err := compact.Supported(t, nil); err != nil {
 				fmt.Fprintf(os.Stdout, "compactd will refuse this table: %v\n", err)
 			}
+			printPostponed(os.Stdout, postponed)
 			printJobs(os.Stdout, jobs)
 			for _, e := range plan.Errors {
 				fmt.Fprintf(os.Stdout, "cannot plan %s: %v\n", e.Bucket, e.Err)
@@ -193,6 +195,16 @@ func newPlanCmd() *cobra.Command {
 	sel.add(cmd)
 	cmd.Flags().BoolVar(&full, "full", false, "plan a full compaction")
 	return cmd
+}
+
+// printPostponed says what waits in bucket-postpone (nothing for tables
+// without postponed rows).
+func printPostponed(w io.Writer, p compact.Postponed) {
+	if p.Files == 0 {
+		return
+	}
+	fmt.Fprintf(w, "postponed: %d rows in %d files (%d bytes) of %d partitions wait in bucket-postpone, invisible to batch readers; compaction assigns them to buckets first\n",
+		p.Rows, p.Files, p.Bytes, p.Partitions)
 }
 
 func errString(err error) string {
@@ -234,6 +246,7 @@ func newCompactCmd() *cobra.Command {
 					"filesIn": sum.FilesIn, "filesOut": sum.FilesOut, "rowsIn": sum.RowsIn, "rowsOut": sum.RowsOut,
 					"bytesIn": sum.BytesIn, "bytesOut": sum.BytesOut, "seconds": sum.Duration.Seconds(), "dryRun": o.DryRun,
 					"changelogFiles": sum.ChangelogFiles, "changelogRows": sum.ChangelogRows,
+					"postponed": sum.Postponed,
 				})
 			}
 			if o.DryRun {
@@ -241,8 +254,17 @@ func newCompactCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				printPostponed(os.Stdout, sum.Postponed)
 				printJobs(os.Stdout, jobViews(v, &popts, plan.Jobs))
 				return nil
+			}
+			if sum.Postponed.Snapshot != 0 {
+				p := sum.Postponed
+				fmt.Fprintf(os.Stdout, "%s: committed snapshot %d (COMPACT): %d postponed rows in %d files of %d partitions assigned to %d buckets\n",
+					sum.Table, p.Snapshot, p.Rows, p.Files, p.Partitions, p.Assigned)
+				if sum.Snapshot == p.Snapshot {
+					return nil
+				}
 			}
 			if sum.Snapshot == 0 {
 				fmt.Fprintf(os.Stdout, "%s: nothing to compact\n", sum.Table)

@@ -1,0 +1,198 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compactd/compactd/compact"
+	"github.com/compactd/compactd/fixtures"
+	"github.com/compactd/compactd/interop"
+	"github.com/compactd/compactd/table"
+)
+
+// TestPostponedRowsBecomeVisible: Java writers put rows of a bucket=-2
+// table into bucket-postpone, where Java's batch read does not see them;
+// after compactd's compaction Java reads every row, merged by key in each
+// writer's commit order.
+func TestPostponedRowsBecomeVisible(t *testing.T) {
+	ctx := context.Background()
+	j := interop.Java(t)
+	wh, wantRows := postponedTable(t, j)
+	if got := j.Read(wh, "db.t"); len(got) != 0 {
+		t.Fatalf("Java reads %d rows before the postponed compaction, want 0", len(got))
+	}
+	sum, err := compact.Run(ctx, openLocal(t, wh, "db.t"), compact.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Postponed.Snapshot == 0 || sum.Postponed.Files != 18 || sum.Postponed.Assigned != 6 {
+		t.Fatalf("postponed compaction: %+v, want 18 files moved to 2x3 buckets", sum.Postponed)
+	}
+	diffRows(t, "Java read after compactd's postponed compaction", canon(t, wantRows), canon(t, j.Read(wh, "db.t")))
+	diffRows(t, "compactd scan", canon(t, wantRows), canon(t, compactdRows(t, wh, "db.t")))
+}
+
+// postponedTable is a partitioned deduplicate table with bucket = -2 that
+// three Java writers wrote three commits each into (disjoint keys per
+// writer, each commit rewriting the writer's keys), and the rows a read
+// must return once the postponed rows are compacted.
+func postponedTable(t *testing.T, j *interop.JavaOracle) (string, []interop.Row) {
+	t.Helper()
+	spec := fixtures.Spec{
+		Columns:       []fixtures.Column{{Name: "dt", Type: "STRING NOT NULL"}, {Name: "id", Type: "BIGINT NOT NULL"}, {Name: "v", Type: "STRING"}},
+		PrimaryKeys:   []string{"dt", "id"},
+		PartitionKeys: []string{"dt"},
+		Bucket:        -2,
+		Options:       map[string]string{"postpone.default-bucket-num": "3"},
+	}
+	var rows []map[string]any
+	want := map[string]interop.Row{}
+	for w := range 3 {
+		user := fmt.Sprintf("writer-%d", w)
+		for c := range 3 {
+			for _, dt := range []string{"a", "b"} {
+				for i := range 50 {
+					id := w*1000 + i
+					v := fmt.Sprintf("%s-c%d-%d", user, c, i)
+					rows = append(rows, map[string]any{"dt": dt, "id": id, "v": v, "_user": user, "_commit": c})
+					want[fmt.Sprintf("%s/%d", dt, id)] = interop.Row{"dt": dt, "id": int64(id), "v": v}
+				}
+			}
+		}
+	}
+	wh := filepath.Join(t.TempDir(), "warehouse")
+	j.Create(wh, "db.t", spec, nil)
+	j.Write(wh, "db.t", jsonl(t, rows))
+	var wantRows []interop.Row
+	for _, r := range want {
+		wantRows = append(wantRows, r)
+	}
+	return wh, wantRows
+}
+
+// TestPostponedCompactionBesideAWriter: a Java writer commits more
+// postponed rows while compactd moves the earlier ones. Its file is not
+// compactd's to move in that commit: it stays in bucket-postpone (nothing
+// lost, nothing read twice) and the next run moves it.
+func TestPostponedCompactionBesideAWriter(t *testing.T) {
+	ctx := context.Background()
+	j := interop.Java(t)
+	wh, want := postponedTable(t, j)
+	late := []map[string]any{{"dt": "a", "id": 5000, "v": "late", "_user": "late-writer", "_commit": 0}}
+	sum, err := compact.Run(ctx, openLocal(t, wh, "db.t"), compact.Options{BeforeCommit: func() {
+		if n := j.Write(wh, "db.t", jsonl(t, late)); n != 1 {
+			t.Errorf("the concurrent Java writer made %d commits, want 1", n)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Postponed.Files != 18 {
+		t.Fatalf("moved %d postponed files, want the 18 of the snapshot read", sum.Postponed.Files)
+	}
+	diffRows(t, "Java read after the first run", canon(t, want), canon(t, j.Read(wh, "db.t")))
+	tb := openLocal(t, wh, "db.t")
+	v, _, _, err := compact.PlanTable(ctx, tb, compact.Options{}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := compact.PostponedOf(v.FileSet, ""); p.Files != 1 || p.Rows != 1 {
+		t.Fatalf("after the first run bucket-postpone holds %+v, want the concurrent writer's 1 file of 1 row", p)
+	}
+	if _, err := compact.Run(ctx, tb, compact.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, interop.Row{"dt": "a", "id": int64(5000), "v": "late"})
+	diffRows(t, "Java read after the second run", canon(t, want), canon(t, j.Read(wh, "db.t")))
+}
+
+// TestPostponedCompactionRace: two compactd runs move the same postponed
+// rows; the one that commits second must fail without publishing (its
+// rows would be in the buckets twice, with colliding sequence numbers),
+// and leave none of its files behind.
+func TestPostponedCompactionRace(t *testing.T) {
+	ctx := context.Background()
+	j := interop.Java(t)
+	wh, want := postponedTable(t, j)
+	tb := openLocal(t, wh, "db.t")
+	before := dataFiles(t, wh)
+	_, err := compact.Run(ctx, tb, compact.Options{BeforeCommit: func() {
+		if _, err := compact.Run(ctx, openLocal(t, wh, "db.t"), compact.Options{}); err != nil {
+			t.Errorf("the competing run: %v", err)
+		}
+	}})
+	var conflict *table.ConflictError
+	if !errors.As(err, &conflict) {
+		t.Fatalf("the run that lost the race: err = %v, want a conflict", err)
+	}
+	diffRows(t, "Java read after the race", canon(t, want), canon(t, j.Read(wh, "db.t")))
+	live := map[string]bool{}
+	for _, f := range j.Files(wh, "db.t") {
+		live[filepath.Base(fmt.Sprint(f["file_path"]))] = true
+	}
+	for f := range dataFiles(t, wh) {
+		if !before[f] && !live[f] {
+			t.Errorf("data file %s was left behind by the run that lost", f)
+		}
+	}
+}
+
+// TestPostponedFileMissingFailsClosed: a postponed file the snapshot names
+// is gone; compaction stops naming it and commits nothing.
+func TestPostponedFileMissingFailsClosed(t *testing.T) {
+	ctx := context.Background()
+	j := interop.Java(t)
+	wh, _ := postponedTable(t, j)
+	matches, err := filepath.Glob(filepath.Join(wh, "db.db", "t", "dt=b", "bucket-postpone", "*"))
+	if err != nil || len(matches) == 0 {
+		t.Fatalf("no postponed files found: %v", err)
+	}
+	if err := os.Remove(matches[0]); err != nil {
+		t.Fatal(err)
+	}
+	tb := openLocal(t, wh, "db.t")
+	latest, err := tb.LatestSnapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := dataFiles(t, wh)
+	_, err = compact.Run(ctx, tb, compact.Options{})
+	if err == nil || !strings.Contains(err.Error(), filepath.Base(matches[0])) {
+		t.Fatalf("err = %v, want an error naming %s", err, filepath.Base(matches[0]))
+	}
+	after, err := openLocal(t, wh, "db.t").LatestSnapshot(ctx)
+	if err != nil || after.ID != latest.ID {
+		t.Fatalf("latest snapshot after the failure: %v, %v; want %d", after, err, latest.ID)
+	}
+	for f := range dataFiles(t, wh) {
+		if !before[f] {
+			t.Errorf("file %s was left behind", f)
+		}
+	}
+}
+
+// dataFiles are the names of the data files under a warehouse.
+func dataFiles(t *testing.T, wh string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	err := filepath.WalkDir(wh, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasPrefix(d.Name(), "data-") {
+			out[d.Name()] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
