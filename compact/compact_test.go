@@ -472,6 +472,11 @@ func TestTablesCompactdDoesNotUnderstandAreRefusedNamingTheOptionAndNothingIsWri
 		{name: "per-level format under a 3-level table", create: map[string]string{"num-levels": "3", "file.format.per.level": "2:AVRO"}, want: "makes level-2 files avro"},
 		{name: "unparsable per-level format", create: map[string]string{"file.format.per.level": "avro"}, want: "file.format.per.level"},
 		{name: "file.format=avro", set: map[string]*string{"file.format": ptr("avro")}, want: "file.format=avro"},
+		// Postponed buckets: what compactd does not reproduce of Java's.
+		{name: "postpone merge-on-read", set: map[string]*string{"bucket": ptr("-2"), "postpone.merge-on-read": ptr("true")}, want: "postpone.merge-on-read=true"},
+		{name: "postpone with deletion vectors", create: map[string]string{"deletion-vectors.enabled": "true"}, set: map[string]*string{"bucket": ptr("-2")}, want: "deletion-vectors.enabled=true with bucket=-2"},
+		{name: "postpone with the mod bucket function", set: map[string]*string{"bucket": ptr("-2"), "bucket-function.type": ptr("mod")}, want: "bucket-function.type=mod"},
+		{name: "postpone with a bad default bucket number", set: map[string]*string{"bucket": ptr("-2"), "postpone.default-bucket-num": ptr("0")}, want: "postpone.default-bucket-num"},
 		{name: "pk-vector", create: map[string]string{"merge-engine": "first-row"}, extra: []table.DataField{{ID: 5, Name: "v", Type: vector}},
 			set: map[string]*string{"pk-vector.index.columns": ptr("v"), "fields.v.pk-vector.index.type": ptr("hnsw")}, want: "pk-vector.index.columns=v"},
 	} {

@@ -28,6 +28,9 @@ func TestPostponedRowsBecomeVisible(t *testing.T) {
 	if got := j.Read(wh, "db.t"); len(got) != 0 {
 		t.Fatalf("Java reads %d rows before the postponed compaction, want 0", len(got))
 	}
+	if got := compactdRows(t, wh, "db.t"); len(got) != 0 {
+		t.Fatalf("compactd scan reads %d rows before the postponed compaction, want 0 (as Java)", len(got))
+	}
 	sum, err := compact.Run(ctx, openLocal(t, wh, "db.t"), compact.Options{})
 	if err != nil {
 		t.Fatal(err)
