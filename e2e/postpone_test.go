@@ -5,16 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/compactd/compactd/compact"
 	"github.com/compactd/compactd/fixtures"
 	"github.com/compactd/compactd/interop"
+	"github.com/compactd/compactd/policy"
+	"github.com/compactd/compactd/sched"
 	"github.com/compactd/compactd/table"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // TestPostponedRowsBecomeVisible: Java writers put rows of a bucket=-2
@@ -198,4 +203,100 @@ func dataFiles(t *testing.T, wh string) map[string]bool {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// postponedRunner records the postponed-row gauge the daemon exported
+// when it decided to compact.
+type postponedRunner struct {
+	sched.PackageRunner
+	reg  *prometheus.Registry
+	mu   sync.Mutex
+	seen []float64
+}
+
+func (r *postponedRunner) Compact(ctx context.Context, t *table.Table, o compact.Options) (*compact.Summary, error) {
+	v, err := gauge(r.reg, "compactd_table_postponed_rows")
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.seen = append(r.seen, v)
+	r.mu.Unlock()
+	return compact.Run(ctx, t, o)
+}
+
+func gauge(g prometheus.Gatherer, name string) (float64, error) {
+	mfs, err := g.Gather()
+	if err != nil {
+		return 0, err
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			sum := 0.0
+			for _, m := range mf.GetMetric() {
+				sum += m.GetGauge().GetValue()
+			}
+			return sum, nil
+		}
+	}
+	return 0, fmt.Errorf("metric %s not exported", name)
+}
+
+// TestDaemonCompactsPostponedRows: the daemon sees the postponed rows as
+// backlog (gauge and /status), compacts them, and afterwards reports none
+// while Java reads every row.
+func TestDaemonCompactsPostponedRows(t *testing.T) {
+	j := interop.Java(t)
+	wh, want := postponedTable(t, j)
+	cfg := &policy.Config{Path: filepath.Join(t.TempDir(), "compactd.yaml"), Workers: 1,
+		Tick: policy.Duration(50 * time.Millisecond), DiscoveryInterval: policy.Duration(200 * time.Millisecond),
+		GracePeriod: policy.Duration(5 * time.Second), LockLease: policy.Duration(3 * time.Second),
+		Retry:      policy.Retry{Initial: policy.Duration(50 * time.Millisecond), Max: policy.Duration(200 * time.Millisecond), Attempts: 3},
+		Warehouses: []policy.Warehouse{{Path: wh}},
+		Defaults:   map[string]string{"compact.schedule": "@every 1s", "expire.enabled": "false", "orphan.enabled": "false"}}
+	cfg.WithDefaults()
+	reg := prometheus.NewRegistry()
+	runner := &postponedRunner{reg: reg}
+	s, err := sched.New(cfg, sched.Options{Runner: runner, Registerer: reg, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("daemon: %v", err)
+		}
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var st sched.TableStatus
+		for _, ts := range s.Status().Tables {
+			if ts.Table == "db.t" {
+				st = ts
+			}
+		}
+		runner.mu.Lock()
+		ran := len(runner.seen)
+		runner.mu.Unlock()
+		if ran > 0 && st.Backlog.PostponedFiles == 0 && !st.Backlog.Observed.IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon did not work off the postponed rows: %+v", st)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	runner.mu.Lock()
+	first := runner.seen[0]
+	runner.mu.Unlock()
+	if first != 900 {
+		t.Errorf("compactd_table_postponed_rows when the daemon compacted = %v, want the 900 rows written", first)
+	}
+	if v, err := gauge(reg, "compactd_table_postponed_rows"); err != nil || v != 0 {
+		t.Errorf("compactd_table_postponed_rows after the compaction = %v (%v), want 0", v, err)
+	}
+	diffRows(t, "Java read after the daemon", canon(t, want), canon(t, j.Read(wh, "db.t")))
 }

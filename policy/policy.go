@@ -179,10 +179,12 @@ func Resolve(name string, tableOptions, configDefaults, overrides map[string]str
 	return e
 }
 
-// writeOnly is the table's write-only option as table parses it.
+// writeOnly is the table's write-only option as table parses it; the
+// writers of a postponed-bucket table (bucket = -2) never compact whatever
+// it says (Java's postponed writers only append to bucket-postpone).
 func writeOnly(tableOptions map[string]string) bool {
 	o, err := table.ParseOptions(tableOptions)
-	return err == nil && o.WriteOnly
+	return err == nil && (o.WriteOnly || o.Bucket == table.BucketPostpone)
 }
 
 // Sorted returns the values ordered by key.

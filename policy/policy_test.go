@@ -177,6 +177,8 @@ func TestTablesWhoseWritersCompactAreNotCompactedByDefault(t *testing.T) {
 	}{
 		{"a write-only table is compacted", map[string]string{"write-only": "true"}, nil, "true", FromDefault},
 		{"a table without write-only is not", map[string]string{}, nil, "false", FromTable},
+		// Postponed-bucket writers never compact: a dedicated job must.
+		{"a postponed-bucket table is", map[string]string{"bucket": "-2"}, nil, "true", FromDefault},
 		{"write-only=false is not", map[string]string{"write-only": "false"}, nil, "false", FromTable},
 		{"the table may opt in explicitly", map[string]string{"compactd.compact.enabled": "true"}, nil, "true", FromTable},
 		{"an override wins", map[string]string{}, map[string]string{"compact.enabled": "true"}, "true", FromOverride},
