@@ -47,6 +47,35 @@ func TestPostponedRowsBecomeVisible(t *testing.T) {
 	diffRows(t, "compactd scan", canon(t, wantRows), canon(t, compactdRows(t, wh, "db.t")))
 }
 
+// TestPostponedRowsOverflowTheWriteBuffer: with a small write-buffer-size
+// the postponed rows are flushed as a Java writer flushes a full buffer,
+// into several level-0 files per bucket with increasing sequence numbers,
+// which the compaction after the move merges; Java reads every key once
+// with its last value.
+func TestPostponedRowsOverflowTheWriteBuffer(t *testing.T) {
+	ctx := context.Background()
+	j := interop.Java(t)
+	wh, want := postponedTable(t, j)
+	tb := openLocal(t, wh, "db.t")
+	sum, err := compact.Run(ctx, tb, compact.Options{Overrides: map[string]string{"write-buffer-size": "16 kb"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Postponed.Snapshot == 0 {
+		t.Fatalf("nothing postponed was moved: %+v", sum.Postponed)
+	}
+	level0 := 0
+	for _, f := range j.Files(wh, "db.t") {
+		if fmt.Sprint(f["level"]) == "0" {
+			level0++
+		}
+	}
+	if sum.Snapshot == sum.Postponed.Snapshot || sum.Buckets == 0 {
+		t.Fatalf("the flushed level-0 files were not compacted after the move (summary %+v, %d level-0 files)", sum, level0)
+	}
+	diffRows(t, "Java read", canon(t, want), canon(t, j.Read(wh, "db.t")))
+}
+
 // postponedTable is a partitioned deduplicate table with bucket = -2 that
 // three Java writers wrote three commits each into (disjoint keys per
 // writer, each commit rewriting the writer's keys), and the rows a read
