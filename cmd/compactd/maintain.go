@@ -85,7 +85,7 @@ reaches is missing, unreadable or corrupt.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().IntVar(&retainMin, "retain-min", 10, "override snapshot.num-retained.min")
 	cmd.Flags().IntVar(&retainMax, "retain-max", 0, "override snapshot.num-retained.max")
-	cmd.Flags().DurationVar(&retained, "time-retained", time.Hour, "override snapshot.time-retained")
+	cmd.Flags().Var(newDuration(&retained, time.Hour), "time-retained", "override snapshot.time-retained (e.g. 1h, 7d, 36h)")
 	cmd.Flags().IntVar(&limit, "limit", 50, "override snapshot.expire.limit")
 	return cmd
 }
@@ -127,7 +127,7 @@ holds a symbolic link (Paimon never creates one).`,
 			return nil
 		},
 	}
-	cmd.Flags().DurationVar(&o.OlderThan, "older-than", orphan.DefaultOlderThan, "only files older than this (at least 1h unless --force)")
+	cmd.Flags().Var(newDuration(&o.OlderThan, orphan.DefaultOlderThan), "older-than", "only files older than this, e.g. 1d, 36h (at least 1h unless --force)")
 	cmd.Flags().BoolVar(&o.Force, "force", false, "allow --older-than under 1h")
 	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "list what would be deleted, delete nothing")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")

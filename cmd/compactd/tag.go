@@ -4,13 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/compactd/compactd/maint"
-	"github.com/compactd/compactd/table"
 )
 
 func newTagCmd() *cobra.Command {
@@ -54,17 +52,6 @@ func newTagCreateCmd() *cobra.Command {
 	cmd.Flags().Int64Var(&snapshot, "snapshot", 0, "snapshot id to tag (default: latest)")
 	cmd.Flags().StringVar(&retained, "time-retained", "", "tag TTL, e.g. 1h, 7d, 30 min (default: tag.default-time-retained)")
 	return cmd
-}
-
-// parseUserDuration accepts Go durations (90m) and Paimon's (7 d, 1 h).
-func parseUserDuration(s string) (time.Duration, error) {
-	if d, err := time.ParseDuration(s); err == nil {
-		return d, nil
-	}
-	if _, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return 0, fmt.Errorf("duration %q needs a unit", s)
-	}
-	return table.ParseDuration(s)
 }
 
 func newTagDeleteCmd() *cobra.Command {
