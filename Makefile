@@ -8,7 +8,7 @@ DEMO_WAREHOUSE ?= $(CURDIR)/.cache/example-warehouse
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/compactd
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/compactd
 
 # The whole suite: installs what the tests need (Java Paimon + pypaimon oracle,
 # the loopback S3 server, PostgreSQL and MariaDB), starts the servers, runs

@@ -73,7 +73,11 @@ func newRootCmd() *cobra.Command {
 		newResumeCmd(),    // resume.go
 		newRollbackCmd(),  // rollback.go
 		newTagCmd(),       // tag.go
+		newVersionCmd(),   // version.go
 	)
+	// --version prints what `compactd version` does.
+	root.Version = currentBuild().String()
+	root.SetVersionTemplate("{{.Version}}\n")
 	return root
 }
 
