@@ -31,9 +31,12 @@ func main() {
 	root := newRootCmd()
 	err := root.ExecuteContext(ctx)
 	closeCatalogs()
-	if err != nil {
+	if code, usage := exitCode(root, err); code != 0 {
 		fmt.Fprintln(os.Stderr, "compactd:", err)
-		os.Exit(1)
+		if usage != "" {
+			fmt.Fprint(os.Stderr, "\n", usage)
+		}
+		os.Exit(code)
 	}
 }
 
@@ -78,6 +81,7 @@ func newRootCmd() *cobra.Command {
 	// --version prints what `compactd version` does.
 	root.Version = currentBuild().String()
 	root.SetVersionTemplate("{{.Version}}\n")
+	markUsageErrors(root)
 	return root
 }
 
