@@ -326,6 +326,9 @@ func PlanTable(ctx context.Context, t *table.Table, o Options, now time.Time) (*
 	if err != nil {
 		return nil, planner.PlanResult{}, popts, err
 	}
+	if err := checkSelection(t, v, o); err != nil {
+		return nil, planner.PlanResult{}, popts, err
+	}
 	if o.Partition != "" || o.Bucket != nil || t.Options().Bucket == table.BucketPostpone {
 		kept := v.View.Buckets[:0:0]
 		for _, b := range v.View.Buckets {
@@ -343,6 +346,65 @@ func PlanTable(ctx context.Context, t *table.Table, o Options, now time.Time) (*
 		v.View.Buckets = kept
 	}
 	return v, planner.Plan(v.View, nil, popts, now), popts, nil
+}
+
+// checkSelection refuses a partition or bucket selection that names
+// nothing in the table: a run that silently compacts nothing because of a
+// typo would look like a table with nothing to compact.
+func checkSelection(t *table.Table, v *TableView, o Options) error {
+	if o.Partition != "" {
+		keys := t.Schema().PartitionKeys
+		if len(keys) == 0 {
+			return fmt.Errorf("table %s is not partitioned: no partition %s", t.FullName(), o.Partition)
+		}
+		parts := strings.Split(o.Partition, "/")
+		for _, p := range parts {
+			k, _, ok := strings.Cut(p, "=")
+			if !ok {
+				return fmt.Errorf("table %s: partition %q: want key=value for each of %s", t.FullName(), o.Partition, strings.Join(keys, ", "))
+			}
+			if !slices.Contains(keys, k) {
+				return fmt.Errorf("table %s: partition %q: %s is not a partition key (the keys are %s)", t.FullName(), o.Partition, k, strings.Join(keys, ", "))
+			}
+		}
+		if len(parts) != len(keys) {
+			return fmt.Errorf("table %s: partition %q: give every partition key, in order: %s", t.FullName(), o.Partition, strings.Join(keys, ", "))
+		}
+		found := false
+		for _, path := range v.PartitionPath {
+			if path == o.Partition {
+				found = true
+				break
+			}
+		}
+		if !found {
+			var some []string
+			for _, path := range v.PartitionPath {
+				some = append(some, path)
+			}
+			slices.Sort(some)
+			if len(some) > 5 {
+				some = append(some[:5], "…")
+			}
+			return fmt.Errorf("table %s has no partition %s (its %d partitions: %s)", t.FullName(), o.Partition, len(v.PartitionPath), strings.Join(some, ", "))
+		}
+	}
+	if o.Bucket != nil {
+		b := *o.Bucket
+		if n := t.Options().Bucket; n > 0 && b >= 0 && b < n {
+			return nil
+		}
+		for _, vb := range v.View.Buckets {
+			if vb.Bucket == b && (o.Partition == "" || v.PartitionPath[vb.Partition] == o.Partition) {
+				return nil
+			}
+		}
+		if n := t.Options().Bucket; n > 0 {
+			return fmt.Errorf("table %s has no bucket %d (bucket = %d)", t.FullName(), b, n)
+		}
+		return fmt.Errorf("table %s has no bucket %d with live files", t.FullName(), b)
+	}
+	return nil
 }
 
 // Run plans and executes a compaction of t and commits it as one COMPACT
