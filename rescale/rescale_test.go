@@ -425,3 +425,49 @@ func TestACommitIntoAnotherPartitionDoesNotFailTheRescale(t *testing.T) {
 	}
 	checkLayout(t, tb, "dt=b", 4)
 }
+
+// TestACancelledRescaleLeavesTheTableAsItWas: cancelled after writing its
+// files and before its commit, a rescale deletes them and publishes
+// nothing (a killed one leaves them unreferenced, as any file written
+// before the publish).
+func TestACancelledRescaleLeavesTheTableAsItWas(t *testing.T) {
+	tb0, wh := newTable(t, "2", nil)
+	tb := alter(t, tb0, wh, map[string]string{"bucket": "4"})
+	id := latestID(t, tb)
+	files := dataFiles(t, tb)
+	ctx, cancel := context.WithCancel(context.Background())
+	var written []string
+	_, err := rescale.Run(ctx, tb, rescale.Options{BucketNum: 4, BeforeCommit: func() {
+		written = dataFiles(t, tb)
+		cancel()
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled rescale: %v", err)
+	}
+	if len(written) <= len(files) {
+		t.Fatal("the rescale wrote no files before its commit; the test would prove nothing")
+	}
+	if latestID(t, tb) != id || !slices.Equal(dataFiles(t, tb), files) {
+		t.Fatal("a cancelled rescale changed the table")
+	}
+}
+
+// TestRescaleWithoutAPartitionRescalesEveryPartition, as Paimon's rescale
+// without a partition overwrites the whole table.
+func TestRescaleWithoutAPartitionRescalesEveryPartition(t *testing.T) {
+	tb0, wh := newTable(t, "2", nil)
+	before := rows(t, tb0)
+	tb := alter(t, tb0, wh, map[string]string{"bucket": "3"})
+	res, err := rescale.Run(context.Background(), tb, rescale.Options{BucketNum: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Partitions) != 2 {
+		t.Fatalf("rescaled %d partitions, want 2", len(res.Partitions))
+	}
+	if got := rows(t, tb); !slices.Equal(got, before) {
+		t.Fatalf("rows changed:\n got %v\nwant %v", got, before)
+	}
+	checkLayout(t, tb, "dt=a", 3)
+	checkLayout(t, tb, "dt=b", 3)
+}
