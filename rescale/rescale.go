@@ -162,6 +162,9 @@ func Run(ctx context.Context, t *table.Table, o Options) (*Result, error) {
 	if err := Supported(t, o.BucketNum); err != nil {
 		return nil, err
 	}
+	if err := sameBucket(ctx, t); err != nil {
+		return nil, err
+	}
 	latest, err := t.LatestSnapshot(ctx)
 	if errors.Is(err, table.ErrNoSnapshot) {
 		return nil, fmt.Errorf("rescale %s: the table has no snapshot; nothing to rescale", t.FullName())
@@ -224,6 +227,13 @@ func Run(ctx context.Context, t *table.Table, o Options) (*Result, error) {
 	if o.BeforeCommit != nil {
 		o.BeforeCommit()
 	}
+	// An ALTER of the bucket option while the files were written would
+	// leave the partitions with a count Java's writers refuse. (A narrow
+	// window remains between this read and the publish, as in Java.)
+	if err := sameBucket(ctx, t); err != nil {
+		r.abort()
+		return nil, err
+	}
 	cr, err := t.Commit(ctx, table.CommitRequest{
 		Kind: table.CommitOverwrite, CommitUser: r.user, CommitIdentifier: table.BatchCommitIdentifier,
 		Entries: entries, IndexChanges: changes, Check: true, LastSafeSnapshot: latest.ID,
@@ -237,6 +247,19 @@ func Run(ctx context.Context, t *table.Table, o Options) (*Result, error) {
 	res.Snapshot = cr.Snapshot.ID
 	slog.Info("rescaled", "table", t.FullName(), "snapshot", res.Snapshot, "read", latest.ID, "buckets", o.BucketNum, "partitions", len(res.Partitions))
 	return res, nil
+}
+
+// sameBucket fails when the table's newest schema has another bucket
+// option than the schema t was opened with (an ALTER since).
+func sameBucket(ctx context.Context, t *table.Table) error {
+	ls, err := t.LatestSchema(ctx)
+	if err != nil {
+		return fmt.Errorf("rescale %s: %w", t.FullName(), err)
+	}
+	if b := ls.CoreOptions().Bucket; b != t.Options().Bucket {
+		return fmt.Errorf("rescale %s: the table was altered to bucket=%d (schema %d) after it was opened with bucket=%d; nothing was committed, run the rescale again", t.FullName(), b, ls.ID, t.Options().Bucket)
+	}
+	return nil
 }
 
 // dropVectors are the index changes removing every deletion-vector file of

@@ -471,3 +471,25 @@ func TestRescaleWithoutAPartitionRescalesEveryPartition(t *testing.T) {
 	checkLayout(t, tb, "dt=a", 3)
 	checkLayout(t, tb, "dt=b", 3)
 }
+
+// TestAnAlterOfTheBucketDuringTheRescaleFailsIt: files written for 4
+// buckets must not be committed once the table says 8.
+func TestAnAlterOfTheBucketDuringTheRescaleFailsIt(t *testing.T) {
+	tb0, wh := newTable(t, "2", nil)
+	tb := alter(t, tb0, wh, map[string]string{"bucket": "4"})
+	id := latestID(t, tb)
+	files := dataFiles(t, tb)
+	_, err := rescale.Run(context.Background(), tb, rescale.Options{BucketNum: 4, BeforeCommit: func() {
+		alter(t, tb, wh, map[string]string{"bucket": "8"})
+	}})
+	if err == nil || !strings.Contains(err.Error(), "altered to bucket=8") {
+		t.Fatalf("rescale with a concurrent ALTER: %v", err)
+	}
+	if latestID(t, tb) != id || !slices.Equal(dataFiles(t, tb), files) {
+		t.Fatal("the failed rescale changed the table")
+	}
+	// A handle opened before the ALTER is refused up front.
+	if _, err := rescale.Run(context.Background(), tb, rescale.Options{BucketNum: 4}); err == nil || !strings.Contains(err.Error(), "altered") {
+		t.Fatalf("rescale through a stale handle: %v", err)
+	}
+}
