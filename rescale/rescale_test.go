@@ -493,3 +493,31 @@ func TestAnAlterOfTheBucketDuringTheRescaleFailsIt(t *testing.T) {
 		t.Fatalf("rescale through a stale handle: %v", err)
 	}
 }
+
+// TestAFirstRowTableKeepsItsLevel0Rows: Java's batch read of a first-row
+// table skips level 0, so Java's rescale (which reads through it and then
+// overwrites every file) drops rows not yet compacted. compactd's reads
+// every level as a full compaction does: the rows move to the top level,
+// each key's first row, and become visible as after a full compaction.
+func TestAFirstRowTableKeepsItsLevel0Rows(t *testing.T) {
+	tb0, wh := newTable(t, "2", map[string]string{"merge-engine": "first-row", "ignore-delete": "true"})
+	if got := rows(t, tb0); len(got) != 0 {
+		t.Fatalf("the level-0 rows of a first-row table are visible before compaction: %v", got)
+	}
+	tb := alter(t, tb0, wh, map[string]string{"bucket": "4"})
+	if _, err := rescale.Run(context.Background(), tb, rescale.Options{BucketNum: 4}); err != nil {
+		t.Fatal(err)
+	}
+	got := rows(t, tb)
+	var want []string
+	for _, dt := range []string{"a", "b"} {
+		for id := int64(0); id < 40; id++ {
+			want = append(want, fmt.Sprint([]any{dt, id, id * 10}))
+		}
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("rows after the rescale:\n got %v\nwant %v", got, want)
+	}
+	checkLayout(t, tb, "dt=a", 4)
+}
