@@ -102,7 +102,7 @@ func req(verb, wh, tbl string, extra ...string) interop.BatchRequest {
 	return interop.BatchRequest{Verb: verb, Flags: f}
 }
 
-// filesOf is Java's $files as "partition bucket level" per file.
+// filesOf is the rows of Java's $files (real buckets only).
 func filesOf(t *testing.T, what string, r interop.BatchResult) []interop.Row {
 	t.Helper()
 	if r.Err != nil {
