@@ -64,6 +64,15 @@ type CommitRequest struct {
 	Changelog []manifest.Entry
 	// Check runs Java's conflict checks (always done for COMPACT).
 	Check bool
+	// LastSafeSnapshot, if positive, is Java's
+	// commit.strict-mode.last-safe-snapshot: the snapshot the commit was
+	// computed from. Every attempt first checks the snapshots committed
+	// since by other users, and a change of a data file in a real bucket
+	// of a partition the commit touches is a ConflictError (checkStrict in
+	// commit_strict.go). An OVERWRITE built from a read of that snapshot
+	// (rescale) sets it, so that a concurrent write into the partitions it
+	// replaces makes it fail instead of being lost.
+	LastSafeSnapshot int64
 	// Now is the commit time; zero means time.Now().
 	Now time.Time
 	// OnAttempt, if set, is called with each attempt's latest snapshot id
@@ -283,8 +292,11 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 			}
 		}
 	}
+	if err := t.checkStrict(ctx, latest, &req); err != nil {
+		return nil, nil, err
+	}
 	if check {
-		if err := t.checkConflicts(ctx, latest, base, req.Entries, req.IndexChanges); err != nil {
+		if err := t.checkConflicts(ctx, latest, base, req.Kind, req.Entries, req.IndexChanges); err != nil {
 			return nil, nil, err
 		}
 	}

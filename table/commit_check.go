@@ -22,7 +22,7 @@ func typesOfRow(rt RowType) []DataType {
 
 // checkConflicts runs Java's commit checks (§8.4 of the format spec) on the
 // partitions the delta touches.
-func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []manifest.ListEntry, delta []manifest.Entry, index []IndexChange) error {
+func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []manifest.ListEntry, kind CommitKind, delta []manifest.Entry, index []IndexChange) error {
 	latestID := int64(0)
 	if latest != nil {
 		latestID = latest.ID
@@ -56,20 +56,26 @@ func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []man
 			}
 		}
 	}
-	// Total buckets must agree within a partition.
-	totals := map[string]int32{}
-	for _, e := range live {
-		if e.TotalBuckets > 0 {
-			totals[string(e.Partition)] = e.TotalBuckets
+	// Total buckets must agree within a partition. An OVERWRITE may change
+	// a partition's bucket count (Java skips this check for it,
+	// ConflictDetection.checkBucketKeepSame); compactd checks the files
+	// live after it instead, below: its ADDs must agree with every file of
+	// a real bucket it leaves.
+	if kind != CommitOverwrite {
+		totals := map[string]int32{}
+		for _, e := range live {
+			if e.TotalBuckets > 0 {
+				totals[string(e.Partition)] = e.TotalBuckets
+			}
 		}
-	}
-	for i := range delta {
-		e := &delta[i]
-		if e.TotalBuckets <= 0 {
-			continue
-		}
-		if tb, ok := totals[string(e.Partition)]; ok && tb != e.TotalBuckets {
-			return conflict("file %s has %d total buckets, the partition has %d", e.File.FileName, e.TotalBuckets, tb)
+		for i := range delta {
+			e := &delta[i]
+			if e.TotalBuckets <= 0 {
+				continue
+			}
+			if tb, ok := totals[string(e.Partition)]; ok && tb != e.TotalBuckets {
+				return conflict("file %s has %d total buckets, the partition has %d", e.File.FileName, e.TotalBuckets, tb)
+			}
 		}
 	}
 	for i := range delta {
@@ -86,6 +92,26 @@ func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []man
 				return conflict("file %s (bucket %d, level %d) to delete is no longer live", e.File.FileName, e.Bucket, e.File.Level)
 			}
 			delete(live, id)
+		}
+	}
+	if kind == CommitOverwrite {
+		type bucketTotal struct {
+			total int32
+			file  string
+		}
+		totals := map[string]bucketTotal{}
+		for _, e := range live {
+			if e.Bucket < 0 || e.TotalBuckets <= 0 {
+				continue
+			}
+			tb, ok := totals[string(e.Partition)]
+			if !ok {
+				totals[string(e.Partition)] = bucketTotal{e.TotalBuckets, e.File.FileName}
+				continue
+			}
+			if tb.total != e.TotalBuckets {
+				return conflict("after the overwrite, file %s would have %d total buckets and file %s of the same partition %d", e.File.FileName, e.TotalBuckets, tb.file, tb.total)
+			}
 		}
 	}
 	// Every deletion vector the commit writes must name a data file of its

@@ -73,6 +73,7 @@ func newRootCmd() *cobra.Command {
 		newOrphanCmd(),    // maintain.go
 		newPartitionCmd(), // partition.go
 		newPolicyCmd(),    // policy.go
+		newRescaleCmd(),   // rescale.go
 		newResumeCmd(),    // resume.go
 		newRollbackCmd(),  // rollback.go
 		newTagCmd(),       // tag.go
