@@ -240,6 +240,17 @@ func newCompactCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if sel.asJSON && o.DryRun {
+				// The plan, as `plan --json` gives it: a dry run commits nothing to count.
+				v, plan, popts, err := compact.PlanTable(ctx, t, o, time.Now())
+				if err != nil {
+					return err
+				}
+				return json.NewEncoder(os.Stdout).Encode(map[string]any{
+					"table": sum.Table, "dryRun": true, "jobs": jobViews(v, &popts, plan.Jobs),
+					"postponed": sum.Postponed,
+				})
+			}
 			if sel.asJSON {
 				return json.NewEncoder(os.Stdout).Encode(map[string]any{
 					"table": sum.Table, "snapshot": sum.Snapshot, "buckets": sum.Buckets, "abandoned": sum.Abandoned,

@@ -79,6 +79,19 @@ func TestPlanExplainsLookup(t *testing.T) {
 			if err := json.Unmarshal(out, &got); err != nil || len(got.Jobs) != 1 {
 				t.Fatalf("plan --json = %s (%v), want one job", out, err)
 			}
+			// compact --dry-run --json returns the same plan (issue 18: it
+			// returned all zeros).
+			dry, err := exec.Command(bin, "compact", "--dry-run", "--json", wh, "db.t").Output()
+			if err != nil {
+				t.Fatalf("compact --dry-run --json: %v", err)
+			}
+			var dryGot struct {
+				Jobs   []jobView
+				DryRun bool
+			}
+			if err := json.Unmarshal(dry, &dryGot); err != nil || !dryGot.DryRun || !reflect.DeepEqual(dryGot.Jobs, got.Jobs) {
+				t.Fatalf("compact --dry-run --json = %s (%v), want the plan's jobs %+v", dry, err, got.Jobs)
+			}
 			j := got.Jobs[0]
 			if j.Lookup != nil {
 				if j.Lookup.Bytes <= 0 {
