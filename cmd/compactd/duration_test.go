@@ -6,10 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/compactd/compactd/fileio"
-	"github.com/compactd/compactd/table"
-	"github.com/compactd/compactd/write"
 )
 
 func TestParseUserDurationTakesGoAndPaimonForms(t *testing.T) {
@@ -34,28 +30,7 @@ func TestParseUserDurationTakesGoAndPaimonForms(t *testing.T) {
 func TestDurationFlagsShareOneGrammar(t *testing.T) {
 	ctx := context.Background()
 	wh := filepath.Join(t.TempDir(), "wh")
-	fields := table.RowType{
-		{ID: 0, Name: "id", Type: table.DataType{Root: table.TypeBigInt}},
-		{ID: 1, Name: "v", Type: table.DataType{Root: table.TypeBigInt, Nullable: true}},
-	}
-	s, err := table.NewTableSchema(0, fields, 1, nil, []string{"id"}, map[string]string{"bucket": "1"}, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := write.CreateTable(ctx, fileio.NewLocal(), wh, "db", "t", s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := write.NewWriter(ctx, tbl, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(table.RowKindInsert, table.Row{int64(1), int64(1)}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
+	oneRowTable(t, wh)
 	for _, args := range [][]string{
 		{"expire", wh, "db.t", "--time-retained", "7d", "--dry-run"},
 		{"expire", wh, "db.t", "--time-retained", "36h", "--dry-run"},

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -118,6 +120,13 @@ func openTable(ctx context.Context, warehouse, name string) (*table.Table, error
 	}
 	t, err := c.OpenTable(ctx, db, tbl)
 	if err != nil {
+		if !cliCatalog.set() && !strings.Contains(warehouse, "://") {
+			// A local warehouse that is not there is a typo in the path,
+			// not a table that is missing from it.
+			if _, serr := os.Stat(warehouse); errors.Is(serr, fs.ErrNotExist) {
+				return nil, fmt.Errorf("warehouse %s: no such directory", warehouse)
+			}
+		}
 		if errors.Is(err, fileio.ErrNotExist) || errors.Is(err, table.ErrNotATable) {
 			hint := ""
 			if s := table.SuggestFullName(name); s != "" {

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/scan"
 	"github.com/compactd/compactd/table"
 )
@@ -24,9 +26,23 @@ func newScanCmd() *cobra.Command {
 				return err
 			}
 			var s *table.Snapshot
-			if snapshot > 0 {
+			if cmd.Flags().Changed("snapshot") {
+				if snapshot <= 0 {
+					return &usageError{cmd, fmt.Errorf("--snapshot %d: snapshot ids start at 1 (leave it out to read the latest)", snapshot)}
+				}
 				if s, err = t.Snapshot(ctx, snapshot); err != nil {
-					return err
+					if !errors.Is(err, fileio.ErrNotExist) {
+						return err
+					}
+					ids, lerr := t.SnapshotIDs(ctx)
+					switch {
+					case lerr != nil:
+						return err
+					case len(ids) == 0:
+						return fmt.Errorf("table %s has no snapshot %d: it has no snapshots", t.FullName(), snapshot)
+					default:
+						return fmt.Errorf("table %s has no snapshot %d: it has %d snapshots, %d to %d", t.FullName(), snapshot, len(ids), ids[0], ids[len(ids)-1])
+					}
 				}
 			}
 			sc, err := scan.New(ctx, t, s)

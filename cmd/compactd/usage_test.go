@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/write"
 )
 
 // Exit statuses: 0 ok, 1 failure, 2 a command line compactd cannot run
@@ -16,17 +21,27 @@ func TestExitCodes(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
+	wh := filepath.Join(dir, "wh")
+	oneRowTable(t, wh)
 	for _, c := range []struct {
 		args  []string
 		code  int
 		usage string
+		says  string
 	}{
-		{[]string{"version"}, 0, ""},
-		{[]string{"compact", dir}, 2, "compactd compact <warehouse> <db.table>"},
-		{[]string{"compact", "--no-such-flag", dir, "db.t"}, 2, "compactd compact <warehouse> <db.table>"},
-		{[]string{"no-such-command"}, 2, "Available Commands"},
-		{[]string{"tag", "create"}, 2, "Usage:"},
-		{[]string{"compact", filepath.Join(dir, "missing"), "db.t"}, 1, ""},
+		{[]string{"scan", wh, "db.t"}, 0, "", ""},
+		{[]string{"scan", "--snapshot", "1", wh, "db.t"}, 0, "", ""},
+		{[]string{"scan", "--snapshot", "0", wh, "db.t"}, 2, "compactd scan", "snapshot ids start at 1"},
+		{[]string{"scan", "--snapshot", "-5", wh, "db.t"}, 2, "compactd scan", "snapshot ids start at 1"},
+		{[]string{"scan", "--snapshot", "99", wh, "db.t"}, 1, "", "has no snapshot 99: it has 1 snapshots, 1 to 1"},
+		{[]string{"scan", filepath.Join(dir, "nowhere"), "db.t"}, 1, "", "no such directory"},
+		{[]string{"scan", wh, "db.nope"}, 1, "", "not found"},
+		{[]string{"version"}, 0, "", ""},
+		{[]string{"compact", dir}, 2, "compactd compact <warehouse> <db.table>", "accepts 2 arg(s)"},
+		{[]string{"compact", "--no-such-flag", dir, "db.t"}, 2, "compactd compact <warehouse> <db.table>", "unknown flag"},
+		{[]string{"no-such-command"}, 2, "Available Commands", "unknown command"},
+		{[]string{"tag", "create"}, 2, "Usage:", ""},
+		{[]string{"compact", filepath.Join(dir, "missing"), "db.t"}, 1, "", "no such directory"},
 	} {
 		out, err := exec.Command(bin, c.args...).CombinedOutput()
 		code := 0
@@ -42,8 +57,39 @@ func TestExitCodes(t *testing.T) {
 		if c.usage != "" && !strings.Contains(string(out), c.usage) {
 			t.Errorf("compactd %v: output lacks the usage %q:\n%s", c.args, c.usage, out)
 		}
+		if !strings.Contains(string(out), c.says) {
+			t.Errorf("compactd %v: output lacks %q:\n%s", c.args, c.says, out)
+		}
 		if c.usage == "" && strings.Contains(string(out), "Usage:") {
 			t.Errorf("compactd %v: a failure that is not a usage error prints the usage:\n%s", c.args, out)
 		}
+	}
+}
+
+// oneRowTable creates db.t in wh with one committed row.
+func oneRowTable(t *testing.T, wh string) {
+	t.Helper()
+	ctx := context.Background()
+	fields := table.RowType{
+		{ID: 0, Name: "id", Type: table.DataType{Root: table.TypeBigInt}},
+		{ID: 1, Name: "v", Type: table.DataType{Root: table.TypeBigInt, Nullable: true}},
+	}
+	s, err := table.NewTableSchema(0, fields, 1, nil, []string{"id"}, map[string]string{"bucket": "1"}, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := write.CreateTable(ctx, fileio.NewLocal(), wh, "db", "t", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := write.NewWriter(ctx, tbl, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(table.RowKindInsert, table.Row{int64(1), int64(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Commit(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
