@@ -138,7 +138,7 @@ func buildInspect(ctx context.Context, t *table.Table) (*inspectReport, error) {
 		}
 		rep.Snapshots = append(rep.Snapshots, inspectSnapshot{
 			ID: sn.ID, SchemaID: sn.SchemaID, Kind: string(sn.CommitKind),
-			Time:       time.UnixMilli(sn.TimeMillis).UTC().Format(time.RFC3339Nano),
+			Time:       time.UnixMilli(sn.TimeMillis).UTC().Format("2006-01-02T15:04:05.000Z07:00"),
 			CommitUser: sn.CommitUser, CommitIdentifier: sn.CommitIdentifier,
 			TotalRecordCount: sn.TotalRecordCount, DeltaRecordCount: sn.DeltaRecordCount,
 		})
@@ -260,11 +260,11 @@ func keyString(types []table.DataType, data []byte) string {
 
 func printInspect(w io.Writer, rep *inspectReport) {
 	fmt.Fprintf(w, "Table %s\n  path: %s\n", rep.Table, rep.Path)
-	fmt.Fprintf(w, "  schema %d:", rep.SchemaID)
-	for _, f := range rep.Fields {
-		fmt.Fprintf(w, " %s %s,", f.Name, f.Type)
+	cols := make([]string, len(rep.Fields))
+	for i, f := range rep.Fields {
+		cols[i] = f.Name + " " + f.Type
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  schema %d: %s\n", rep.SchemaID, strings.Join(cols, ", "))
 	if len(rep.PrimaryKey) > 0 {
 		fmt.Fprintf(w, "  primary key: %s\n", strings.Join(rep.PrimaryKey, ", "))
 	}
@@ -285,8 +285,13 @@ func printInspect(w io.Writer, rep *inspectReport) {
 	}
 
 	fmt.Fprintf(w, "\nSnapshots (%d)\n", len(rep.Snapshots))
+	if len(rep.Snapshots) == 0 {
+		fmt.Fprintln(w, "  (none: nothing was committed yet)")
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  ID\tKIND\tTIME\tCOMMIT USER\tTOTAL ROWS\tDELTA ROWS")
+	if len(rep.Snapshots) > 0 {
+		fmt.Fprintln(tw, "  ID\tKIND\tTIME\tCOMMIT USER\tTOTAL ROWS\tDELTA ROWS")
+	}
 	for _, s := range rep.Snapshots {
 		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%d\t%+d\n", s.ID, s.Kind, s.Time, s.CommitUser, s.TotalRecordCount, s.DeltaRecordCount)
 	}
@@ -298,7 +303,11 @@ func printInspect(w io.Writer, rep *inspectReport) {
 		if part == "" {
 			part = "(unpartitioned)"
 		}
-		fmt.Fprintf(w, "  %s bucket %d: %d files, %d bytes, %d sorted runs", part, b.Bucket, b.Files, b.Bytes, len(b.Runs))
+		bucket := fmt.Sprintf("bucket %d", b.Bucket)
+		if b.Bucket == table.BucketPostpone {
+			bucket = "bucket-postpone (rows not yet visible to readers)"
+		}
+		fmt.Fprintf(w, "  %s %s: %s, %d bytes, %s", part, bucket, plural(b.Files, "file"), b.Bytes, plural(len(b.Runs), "sorted run"))
 		if n := b.levels[0]; n > 0 {
 			fmt.Fprintf(w, " (%d at level 0)", n)
 		}
@@ -326,4 +335,12 @@ func printInspect(w io.Writer, rep *inspectReport) {
 			fmt.Fprintf(w, "    index: %s\n", idx)
 		}
 	}
+}
+
+// plural is "1 file", "2 files".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
