@@ -17,13 +17,15 @@ import (
 type ChangelogReport struct {
 	// Earliest and Latest are the long-lived changelog ids before the run
 	// (0 when there is none); End is the new earliest one.
-	Earliest, Latest, End int64
-	Changelogs            []int64  // expired changelog-<id> files
-	DataFiles             []string // changelog files, or (no producer) APPEND data files, with extra files
-	Manifests             []string // paths
-	ManifestLists         []string // paths
+	Earliest      int64    `json:"earliest"`
+	Latest        int64    `json:"latest"`
+	End           int64    `json:"end"`
+	Changelogs    []int64  `json:"changelogs"`    // expired changelog-<id> files
+	DataFiles     []string `json:"dataFiles"`     // changelog files, or (no producer) APPEND data files, with extra files
+	Manifests     []string `json:"manifests"`     // paths
+	ManifestLists []string `json:"manifestLists"` // paths
 	// Protected are planned files something kept still reaches; they stay.
-	Protected []string
+	Protected []string `json:"protected"`
 }
 
 // Files is the number of files the run deleted (or would delete),

@@ -29,27 +29,28 @@ type RunOptions struct {
 
 // Report says what a run expired and deleted (or, in a dry run, would).
 type Report struct {
-	DryRun           bool
-	Earliest, Latest int64 // before the run
-	End              int64 // the new earliest snapshot
-	Snapshots        []int64
-	Consumers        []string // expired consumer files
-	DataFiles        []string // data, extra and changelog file paths
-	Manifests        []string // paths
-	ManifestLists    []string // paths
-	IndexFiles       []string // paths
-	IndexManifests   []string // paths
-	Statistics       []string // paths
+	DryRun         bool     `json:"dryRun"`
+	Earliest       int64    `json:"earliest"` // before the run
+	Latest         int64    `json:"latest"`   // before the run
+	End            int64    `json:"end"`      // the new earliest snapshot
+	Snapshots      []int64  `json:"snapshots"`
+	Consumers      []string `json:"consumers"`      // expired consumer files
+	DataFiles      []string `json:"dataFiles"`      // data, extra and changelog file paths
+	Manifests      []string `json:"manifests"`      // paths
+	ManifestLists  []string `json:"manifestLists"`  // paths
+	IndexFiles     []string `json:"indexFiles"`     // paths
+	IndexManifests []string `json:"indexManifests"` // paths
+	Statistics     []string `json:"statistics"`     // paths
 	// Protected are files the expired range alone seemed to use but that a
 	// retained snapshot, a tag or a branch still reaches (a branch created
 	// from a tag that was deleted since, for instance): they are kept.
-	Protected []string
+	Protected []string `json:"protected"`
 	// ChangelogsWritten are the ids of the long-lived changelogs written
 	// for expired snapshots (decoupled changelog lifecycle only).
-	ChangelogsWritten []int64
+	ChangelogsWritten []int64 `json:"changelogsWritten"`
 	// Changelog is what changelog expiry did after snapshot expiry
 	// (decoupled changelog lifecycle only).
-	Changelog ChangelogReport
+	Changelog ChangelogReport `json:"changelog"`
 }
 
 // Files is the number of files the run deleted (or would delete), snapshot,

@@ -135,17 +135,17 @@ type PartitionExpireRunOptions struct {
 
 // ExpiredPartition is one dropped partition.
 type ExpiredPartition struct {
-	Spec  string // k1=v1/k2=v2
-	Files int    // live data files deleted by the commit
-	Rows  int64
+	Spec  string `json:"partition"` // k1=v1/k2=v2
+	Files int    `json:"files"`     // live data files deleted by the commit
+	Rows  int64  `json:"rows"`
 }
 
 // PartitionExpireReport says what ExpirePartitions dropped (or would).
 type PartitionExpireReport struct {
-	DryRun     bool
-	Partitions []ExpiredPartition
+	DryRun     bool               `json:"dryRun"`
+	Partitions []ExpiredPartition `json:"partitions"`
 	// Snapshots are the OVERWRITE snapshots committed (one per batch).
-	Snapshots []int64
+	Snapshots []int64 `json:"snapshots"`
 }
 
 // ExpirePartitions drops the table's expired partitions as Paimon's

@@ -30,13 +30,13 @@ type RunOptions struct {
 
 // Report says what a run deleted (or, in a dry run, would delete).
 type Report struct {
-	DryRun bool
-	Cutoff time.Time
-	Files  []File
-	Bytes  int64
+	DryRun bool      `json:"dryRun"`
+	Cutoff time.Time `json:"cutoff"`
+	Files  []File    `json:"files"`
+	Bytes  int64     `json:"bytes"`
 	// Dirs are the empty partition and bucket directories removed (never in
 	// a dry run).
-	Dirs []string
+	Dirs []string `json:"dirs"`
 }
 
 // Run removes orphan files of the table at src (all branches):

@@ -29,10 +29,10 @@ const (
 
 // File is one listed file.
 type File struct {
-	Path    string
-	Name    string
-	Size    int64
-	ModTime time.Time
+	Path    string    `json:"path"`
+	Name    string    `json:"name"`
+	Size    int64     `json:"size"`
+	ModTime time.Time `json:"modTime"`
 }
 
 // Listing is the content of one directory.

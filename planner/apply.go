@@ -180,18 +180,18 @@ func appendOutputs(ins []File, target int64, now time.Time, name func() string) 
 type BacklogStats struct {
 	// RunsOverTrigger sums, over the merge-tree buckets of the starting view,
 	// how far each bucket's sorted-run count exceeds the compaction trigger.
-	RunsOverTrigger int
+	RunsOverTrigger int `json:"runsOverTrigger"`
 	// Jobs, RewriteBytes, RewriteFiles and UpgradeFiles total the jobs of
 	// every round.
-	Jobs         int
-	RewriteBytes int64
-	RewriteFiles int
-	UpgradeFiles int
+	Jobs         int   `json:"jobs"`
+	RewriteBytes int64 `json:"rewriteBytes"`
+	RewriteFiles int   `json:"rewriteFiles"`
+	UpgradeFiles int   `json:"upgradeFiles"`
 	// Rounds is the number of plan→apply rounds run; Converged reports that
 	// the last round planned nothing (false when MaxBacklogRounds stopped it
 	// or a round failed).
-	Rounds    int
-	Converged bool
+	Rounds    int  `json:"rounds"`
+	Converged bool `json:"converged"`
 }
 
 // MaxBacklogRounds bounds Backlog's plan→apply iterations.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -179,7 +178,7 @@ func newPlanCmd() *cobra.Command {
 			backlog := planner.Backlog(v.View, popts, time.Now())
 			postponed := compact.PostponedOf(v.FileSet, o.Partition)
 			if sel.asJSON {
-				return json.NewEncoder(os.Stdout).Encode(map[string]any{"table": t.FullName(), "jobs": jobs, "backlog": backlog, "postponed": postponed, "supported": errString(compact.Supported(t, nil))})
+				return writeJSON(os.Stdout, map[string]any{"table": t.FullName(), "jobs": jobs, "backlog": backlog, "postponed": postponed, "supported": errString(compact.Supported(t, nil))}, false)
 			}
 			if err := compact.Supported(t, nil); err != nil {
 				fmt.Fprintf(os.Stdout, "compactd will refuse this table: %v\n", err)
@@ -246,19 +245,19 @@ func newCompactCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return json.NewEncoder(os.Stdout).Encode(map[string]any{
+				return writeJSON(os.Stdout, map[string]any{
 					"table": sum.Table, "dryRun": true, "jobs": jobViews(v, &popts, plan.Jobs),
 					"postponed": sum.Postponed,
-				})
+				}, false)
 			}
 			if sel.asJSON {
-				return json.NewEncoder(os.Stdout).Encode(map[string]any{
+				return writeJSON(os.Stdout, map[string]any{
 					"table": sum.Table, "snapshot": sum.Snapshot, "buckets": sum.Buckets, "abandoned": sum.Abandoned,
 					"filesIn": sum.FilesIn, "filesOut": sum.FilesOut, "rowsIn": sum.RowsIn, "rowsOut": sum.RowsOut,
 					"bytesIn": sum.BytesIn, "bytesOut": sum.BytesOut, "seconds": sum.Duration.Seconds(), "dryRun": o.DryRun,
 					"changelogFiles": sum.ChangelogFiles, "changelogRows": sum.ChangelogRows,
 					"postponed": sum.Postponed,
-				})
+				}, false)
 			}
 			if o.DryRun {
 				v, plan, popts, err := compact.PlanTable(ctx, t, o, time.Now())

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -57,7 +56,7 @@ reaches is missing, unreadable or corrupt.`,
 				return err
 			}
 			if asJSON {
-				return json.NewEncoder(os.Stdout).Encode(rep)
+				return writeJSON(os.Stdout, rep, false)
 			}
 			verb := "expired"
 			if dryRun {
@@ -113,7 +112,7 @@ holds a symbolic link (Paimon never creates one).`,
 				return err
 			}
 			if asJSON {
-				return json.NewEncoder(os.Stdout).Encode(rep)
+				return writeJSON(os.Stdout, rep, false)
 			}
 			verb := "deleted"
 			if o.DryRun {

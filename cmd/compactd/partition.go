@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -52,7 +51,7 @@ files. The files are deleted physically when snapshot expiration removes the old
 				return err
 			}
 			if asJSON {
-				return json.NewEncoder(os.Stdout).Encode(rep)
+				return writeJSON(os.Stdout, rep, false)
 			}
 			verb := "dropped"
 			if dryRun {

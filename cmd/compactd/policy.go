@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -70,8 +69,8 @@ func newPolicyCmd() *cobra.Command {
 				}
 			}
 			if asJSON {
-				return json.NewEncoder(os.Stdout).Encode(map[string]any{"table": args[0], "path": t.Path(),
-					"values": e.Sorted(), "problems": problems})
+				return writeJSON(os.Stdout, map[string]any{"table": args[0], "path": t.Path(),
+					"values": e.Sorted(), "problems": problems}, false)
 			}
 			fmt.Fprintf(os.Stdout, "%s (%s)\n", args[0], t.Path())
 			tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)

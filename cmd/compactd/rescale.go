@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -53,7 +52,7 @@ run it again. No changelog is written, as Paimon's overwrite commits none.`,
 				return err
 			}
 			if asJSON {
-				return json.NewEncoder(os.Stdout).Encode(res)
+				return writeJSON(os.Stdout, res, false)
 			}
 			if res.DryRun {
 				fmt.Fprintf(os.Stdout, "%s: would rescale at snapshot %d to %d buckets (output level %d):\n", res.Table, res.ReadSnapshot, res.BucketNum, res.OutputLevel)
