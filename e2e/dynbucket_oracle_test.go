@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/compactd/compactd/compact"
 	"github.com/compactd/compactd/fixtures"
@@ -546,4 +548,123 @@ func TestDamagedHashIndexFilesAreCarriedUntouched(t *testing.T) {
 	}
 	res = batch(t, j, []interop.BatchRequest{{Verb: "read", Flags: flags(wh, "db.t")}})
 	diffRows(t, "Java read after compactd's compaction", canon(t, want), canon(t, rowsOf(t, res[0])))
+}
+
+// TestJavaDynamicBucketWriterKeepsCommittingWhileCompactdCompacts: a Java
+// writer commits new and old keys into a partitioned dynamic-bucket table
+// (every commit rewrites the touched buckets' HASH index files) while
+// compactd compacts it over and over, so compactd's commits rebase onto
+// snapshots whose index manifest changed after compactd planned. Then a
+// fresh Java writer, which loads the HASH index from the latest snapshot,
+// writes old and new keys. Every Java commit is a snapshot, and the rows,
+// each with its bucket, equal those of the same writes into a table nobody
+// compacted: one lost or stale HASH entry would route a key elsewhere.
+func TestJavaDynamicBucketWriterKeepsCommittingWhileCompactdCompacts(t *testing.T) {
+	ctx := context.Background()
+	j := interop.Java(t)
+	spec := fixtures.Spec{
+		Columns:     []fixtures.Column{{Name: "dt", Type: "STRING NOT NULL"}, {Name: "k", Type: "BIGINT NOT NULL"}, {Name: "v", Type: "STRING"}},
+		PrimaryKeys: []string{"dt", "k"}, PartitionKeys: []string{"dt"}, Bucket: -1,
+		Options: map[string]string{"dynamic-bucket.target-row-num": "40", "write-only": "true"},
+	}
+	script := func(user string, commits, from int) []byte {
+		var rows []map[string]any
+		for c := range commits {
+			for _, dt := range []string{"a", "b"} {
+				for k := from + c*20; k < from+c*20+20; k++ { // new keys
+					rows = append(rows, map[string]any{"dt": dt, "k": k, "v": fmt.Sprintf("%s-%d-%d", user, c, k), "_user": user, "_commit": c})
+				}
+				for k := c % 3; k < from+c*20; k += 7 { // old keys
+					rows = append(rows, map[string]any{"dt": dt, "k": k, "v": fmt.Sprintf("%s-%d-old-%d", user, c, k), "_user": user, "_commit": c})
+				}
+			}
+		}
+		return jsonl(t, rows)
+	}
+	const commits = 12
+	dir := t.TempDir()
+	live, ref := filepath.Join(dir, "live"), filepath.Join(dir, "ref")
+	j.Create(live, "db.t", spec, nil)
+	j.Create(ref, "db.t", spec, nil)
+	rows := script("w1", commits, 0)
+
+	var wg sync.WaitGroup
+	var written int
+	done := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(done)
+		written = j.Write(live, "db.t", rows)
+	}()
+	compactions := 0
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		tb, err := table.Open(ctx, tableFIO(), live, "db", "t")
+		if err == nil {
+			_, err = tb.LatestSnapshot(ctx)
+		}
+		if err != nil {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		sum, err := compact.Run(ctx, tb, compact.Options{Full: compactions%2 == 1})
+		if err != nil {
+			t.Fatalf("compaction %d: %v", compactions, err)
+		}
+		if sum.Snapshot != 0 {
+			compactions++
+		}
+	}
+	wg.Wait()
+	if written != commits {
+		t.Fatalf("the Java writer made %d commits, want %d", written, commits)
+	}
+	if compactions < 2 {
+		t.Fatalf("only %d compactions ran while the writer committed", compactions)
+	}
+	if n := j.Write(ref, "db.t", rows); n != commits {
+		t.Fatalf("reference writes made %d commits", n)
+	}
+	tb := openLocal(t, live, "db.t")
+	ids, err := tb.SnapshotIDs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appends := 0
+	for _, id := range ids {
+		sn, err := tb.Snapshot(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sn.CommitKind == table.CommitAppend {
+			appends++
+		}
+	}
+	if appends != commits {
+		t.Fatalf("the compacted table has %d APPEND snapshots, the writer made %d commits", appends, commits)
+	}
+	t.Logf("%d Java commits interleaved with %d compactd compactions", commits, compactions)
+
+	final := tempFile(t, "final.jsonl", script("w2", 2, commits*20))
+	readB := func(w string) interop.BatchRequest {
+		return interop.BatchRequest{Verb: "read", Flags: withOpt(flags(w, "db.t"), "with-bucket", "true")}
+	}
+	res := batch(t, j, []interop.BatchRequest{
+		{Verb: "write", Flags: withOpt(flags(live, "db.t"), "rows", final)},
+		{Verb: "write", Flags: withOpt(flags(ref, "db.t"), "rows", final)},
+		readB(live), readB(ref),
+	})
+	for i := range 2 {
+		if res[i].Err != nil {
+			t.Fatalf("Java's last write: %v", res[i].Err)
+		}
+	}
+	got := rowsOf(t, res[2])
+	keyBuckets(t, "Java's read of the compacted table", got)
+	diffRows(t, "rows and buckets of the compacted table vs the untouched one", canon(t, rowsOf(t, res[3])), canon(t, got))
 }
