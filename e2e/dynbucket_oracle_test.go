@@ -394,6 +394,28 @@ func TestDynamicBucketTablesCompactAsJava(t *testing.T) {
 			if hash3, _ := hashIndex(t, wh, name); !slices.Equal(hash3, hash2) {
 				t.Fatalf("HASH index entries after compactd's minor compaction:\n  %v\nthe writer's:\n  %v", hash3, hash2)
 			}
+			if c.dv {
+				// The lookup marked superseded rows: the commit combined
+				// new DELETION_VECTORS entries with the HASH ones.
+				tb := openLocal(t, wh, name)
+				s, err := tb.LatestSnapshot(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				idx, err := tb.IndexEntries(ctx, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				vectors := 0
+				for _, e := range idx {
+					if e.IndexFile.IndexType == manifest.IndexTypeDeletionVectors {
+						vectors += len(e.IndexFile.DeletionVectors)
+					}
+				}
+				if vectors == 0 {
+					t.Fatal("compactd's minor compaction wrote no deletion vectors")
+				}
+			}
 			res = javaSteps("minor compaction, round 2 and Java's full compaction on top",
 				readB(wh), readB(ref),
 				interop.BatchRequest{Verb: "files", Flags: flags(wh, name)}, interop.BatchRequest{Verb: "files", Flags: flags(ref, name)},
