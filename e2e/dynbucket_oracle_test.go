@@ -113,7 +113,7 @@ func dynCases() []dynCase {
 		Columns: []fixtures.Column{{Name: "k", Type: "BIGINT NOT NULL"},
 			{Name: "a", Type: "BIGINT"}, {Name: "b", Type: "STRING"}},
 		PrimaryKeys: []string{"k"}, Bucket: -1,
-		Options: base(map[string]string{"merge-engine": "partial-update"}),
+		Options: base(map[string]string{"merge-engine": "partial-update", "changelog-producer": "lookup"}),
 	})
 	agg := part(fixtures.Spec{
 		Columns: []fixtures.Column{{Name: "k", Type: "BIGINT NOT NULL"},
@@ -272,7 +272,8 @@ func checkCompactSnapshot(t *testing.T, wh, name string) {
 
 // TestDynamicBucketTablesCompactAsJava is the dynamic-bucket proof of
 // issue 17: Java writes bucket=-1 primary-key tables (deduplicate
-// unpartitioned, deletion vectors, partial-update and aggregation
+// unpartitioned, deletion vectors, partial-update with
+// changelog-producer=lookup and aggregation
 // partitioned; dynamic-bucket.target-row-num=100 so 600 keys fill several
 // buckets per partition; three commits), and a copy of each is kept as
 // the reference that only Java touches. Then, on compactd's table and the
