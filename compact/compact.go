@@ -127,8 +127,8 @@ func Supported(t *table.Table, overrides map[string]string) error {
 			return err
 		}
 	}
-	if t.HasPrimaryKey() && o.Bucket == -1 {
-		return fmt.Errorf("table %s: not supported yet: dynamic-bucket primary-key tables (bucket=-1)", t.FullName())
+	if err := dynamicBucketSupported(t); err != nil {
+		return err
 	}
 	if o.RowTrackingEnabled || o.DataEvolutionEnabled {
 		return fmt.Errorf("table %s: not supported yet: row-tracking / data-evolution tables", t.FullName())
@@ -209,6 +209,30 @@ func deletionVectorsSupported(t *table.Table, overrides map[string]string) error
 		return fmt.Errorf("table %s: invalid: deletion-vectors.enabled=true with merge-engine first-row (Java rejects this schema: first-row never deletes old rows)", t.FullName())
 	}
 	return nil
+}
+
+// dynamicBucketSupported refuses the dynamic-bucket primary-key tables
+// compactd does not compact: cross-partition-update tables (bucket=-1 with
+// a primary key that lacks a partition key), whose buckets Java assigns
+// through a global key index (KEY_DYNAMIC, GlobalIndexAssigner) that a
+// compaction would have to keep consistent across partitions.
+//
+// The other dynamic-bucket tables (HASH_DYNAMIC) are compacted bucket by
+// bucket like fixed-bucket ones. Their HASH index files (one per partition
+// and bucket: the key hashes Java's HashBucketAssigner routes by) are only
+// ever written by writers; a compaction moves no key between buckets, so
+// compactd neither reads nor rewrites them and the COMPACT snapshot keeps
+// every HASH entry of the index manifest as it is, as Java's dedicated
+// compaction does (its DynamicBucketIndexMaintainer writes nothing when no
+// record was added).
+func dynamicBucketSupported(t *table.Table) error {
+	s := t.Schema()
+	if !s.HasPrimaryKey() || t.Options().Bucket != table.BucketDynamic || !s.CrossPartitionUpdate() {
+		return nil
+	}
+	return fmt.Errorf("table %s: not supported: bucket=-1 with primary key %v not containing partition keys %v "+
+		"(a cross-partition-update table: Java assigns its buckets through a global key index, KEY_DYNAMIC mode, which compactd does not maintain)",
+		t.FullName(), s.PrimaryKeys, s.PartitionKeys)
 }
 
 // primaryKeyIndexOption returns the first (by key) option defining a

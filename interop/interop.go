@@ -336,6 +336,12 @@ func IgnoringDeletionVectors() ReadOption {
 	return func(f *[]string) { *f = append(*f, "--ignore-deletion-vectors", "true") }
 }
 
+// WithBuckets adds "_bucket" to every row: the bucket of the split Java read it from (a key
+// stored in two buckets is then two rows).
+func WithBuckets() ReadOption {
+	return func(f *[]string) { *f = append(*f, "--with-bucket", "true") }
+}
+
 func readFlags(warehouse, table string, opts []ReadOption) []string {
 	flags := []string{"--warehouse", warehouse, "--table", table}
 	for _, o := range opts {

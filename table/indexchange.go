@@ -91,14 +91,21 @@ func CombineIndexEntries(entries []manifest.IndexEntry, changes []IndexChange) [
 
 // validateIndexChanges refuses index changes compactd does not know how to
 // combine as Java does: other types than DELETION_VECTORS, buckets of
-// tables that are not fixed-bucket (Java combines unaware-bucket vectors
-// per file with DELETE entries), two changes of one key.
+// tables whose deletion vectors Java does not combine per bucket
+// (unaware-bucket append tables: per file with DELETE entries; postponed
+// and cross-partition-update tables, which compactd does not compact), two
+// changes of one key. Fixed-bucket and dynamic-bucket (HASH_DYNAMIC)
+// primary-key tables both take Java's BucketedCombiner for
+// DELETION_VECTORS; the HASH entries of a dynamic-bucket table are another
+// index type and stay as they are (CombineIndexEntries).
 func (t *Table) validateIndexChanges(changes []IndexChange) error {
 	if len(changes) == 0 {
 		return nil
 	}
-	if b := t.Options().Bucket; b <= 0 {
-		return fmt.Errorf("commit to %s: index changes of a table with bucket=%d: only fixed-bucket tables are supported", t.FullName(), b)
+	b := t.Options().Bucket
+	hashDynamic := b == BucketDynamic && t.HasPrimaryKey() && !t.Schema().CrossPartitionUpdate()
+	if b <= 0 && !hashDynamic {
+		return fmt.Errorf("commit to %s: index changes of a table with bucket=%d: only fixed-bucket and dynamic-bucket (HASH index) primary-key tables are supported", t.FullName(), b)
 	}
 	type key struct {
 		part   string

@@ -265,6 +265,23 @@ func (s *TableSchema) EffectiveOptions() map[string]string { return s.effectiveO
 // HasPrimaryKey reports whether this is a primary-key table.
 func (s *TableSchema) HasPrimaryKey() bool { return len(s.PrimaryKeys) > 0 }
 
+// CrossPartitionUpdate reports whether a key may move between partitions:
+// a primary-key table whose primary key does not contain every partition
+// key (Java's TableSchema.crossPartitionUpdate). With bucket=-1 Java
+// assigns such tables' buckets through a global key index (KEY_DYNAMIC
+// bucket mode), not through the per-bucket HASH index files.
+func (s *TableSchema) CrossPartitionUpdate() bool {
+	if len(s.PrimaryKeys) == 0 || len(s.PartitionKeys) == 0 {
+		return false
+	}
+	for _, p := range s.PartitionKeys {
+		if !slices.Contains(s.PrimaryKeys, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // TrimmedPrimaryKeys are the primary keys minus the partition keys: the key
 // columns of data files and of _MIN_KEY/_MAX_KEY.
 func (s *TableSchema) TrimmedPrimaryKeys() []string { return s.trimmedPK }

@@ -391,9 +391,29 @@ public final class Main {
         final StreamTableCommit commit;
         final String user;
         boolean dirty;
+        // Dynamic-bucket (bucket=-1, HASH_DYNAMIC) tables: rows carry no bucket, the writer
+        // assigns one from the table's HASH index as Flink's HashBucketAssignerOperator does
+        // with a single assigner (numChannels = numAssigners = 1); null for other tables.
+        final org.apache.paimon.index.BucketAssigner assigner;
+        final org.apache.paimon.table.sink.RowPartitionKeyExtractor extractor;
 
-        UserWriter(String user, StreamWriteBuilder b, org.apache.paimon.disk.IOManager io) {
+        UserWriter(String user, FileStoreTable table, StreamWriteBuilder b, org.apache.paimon.disk.IOManager io) {
             this.user = user;
+            org.apache.paimon.table.BucketMode mode = table.bucketMode();
+            if (mode == org.apache.paimon.table.BucketMode.KEY_DYNAMIC) {
+                throw new IllegalArgumentException("write: cross-partition-update tables (KEY_DYNAMIC) need Flink's "
+                        + "global index assigner, which the harness does not run");
+            }
+            if (mode == org.apache.paimon.table.BucketMode.HASH_DYNAMIC) {
+                CoreOptions o = table.coreOptions();
+                this.assigner = new org.apache.paimon.index.HashBucketAssigner(
+                        table.snapshotManager(), user, table.store().newIndexFileHandler(),
+                        1, 1, 0, o.dynamicBucketTargetRowNum(), o.dynamicBucketMaxBuckets());
+                this.extractor = new org.apache.paimon.table.sink.RowPartitionKeyExtractor(table.schema());
+            } else {
+                this.assigner = null;
+                this.extractor = null;
+            }
             // A writer that compacts (write-only=false) on a lookup table (deletion vectors,
             // first-row, changelog-producer=lookup) looks keys up in higher levels and spills
             // to the IOManager's temp dir; without one it fails at its first compaction.
@@ -458,9 +478,15 @@ public final class Main {
                         prevGroup = group;
                         prevUser = user;
                         UserWriter w = writers.computeIfAbsent(
-                                user, u -> new UserWriter(u, table.newStreamWriteBuilder().withCommitUser(u), io));
+                                user, u -> new UserWriter(u, table, table.newStreamWriteBuilder().withCommitUser(u), io));
                         RowKind kind = RowKind.fromShortString(n.path("_kind").asText("+I"));
-                        w.write.write(Canonical.rowFromJson(rowType, n, kind));
+                        InternalRow row = Canonical.rowFromJson(rowType, n, kind);
+                        if (w.assigner == null) {
+                            w.write.write(row);
+                        } else {
+                            w.write.write(row, w.assigner.assign(
+                                    w.extractor.partition(row), w.extractor.trimmedPrimaryKey(row).hashCode()));
+                        }
                         w.dirty = true;
                     }
                 }
@@ -491,6 +517,9 @@ public final class Main {
             return 0;
         }
         long id = identifier[0]++;
+        if (w.assigner != null) {
+            w.assigner.prepareCommit(id);
+        }
         List<CommitMessage> msgs = w.write.prepareCommit(waitCompaction, id);
         w.commit.commit(id, msgs);
         w.dirty = false;
@@ -521,7 +550,11 @@ public final class Main {
             // away, to show what the deletion vectors hide (the rows a reader that did not
             // apply them would return).
             boolean ignoreDV = Boolean.parseBoolean(flags.getOrDefault("ignore-deletion-vectors", "false"));
-            List<ObjectNode> rows = ignoreDV ? readWithoutDeletionVectors(t) : readAll(t);
+            // --with-bucket true: every row also has "_bucket", the bucket of the split it was
+            // read from (a key in two buckets shows up twice).
+            boolean withBucket = Boolean.parseBoolean(flags.getOrDefault("with-bucket", "false"));
+            List<ObjectNode> rows = ignoreDV ? readWithoutDeletionVectors(t)
+                    : withBucket ? readWithBuckets(t) : readAll(t);
             List<String> sortKeys = table.primaryKeys().isEmpty()
                     ? fieldNames(table.rowType())
                     : table.primaryKeys();
@@ -624,6 +657,23 @@ public final class Main {
         List<ObjectNode> rows = new ArrayList<>();
         try (RecordReader<InternalRow> r = rb.newRead().createReader(splits)) {
             r.forEachRemaining(row -> rows.add(Canonical.rowToJson(rt, row)));
+        }
+        return rows;
+    }
+
+    private static List<ObjectNode> readWithBuckets(Table t) throws Exception {
+        ReadBuilder rb = t.newReadBuilder();
+        RowType rt = t.rowType();
+        List<ObjectNode> rows = new ArrayList<>();
+        for (Split s : rb.newScan().plan().splits()) {
+            int bucket = ((DataSplit) s).bucket();
+            try (RecordReader<InternalRow> r = rb.newRead().createReader(s)) {
+                r.forEachRemaining(row -> {
+                    ObjectNode o = Canonical.rowToJson(rt, row);
+                    o.put("_bucket", bucket);
+                    rows.add(o);
+                });
+            }
         }
         return rows;
     }
