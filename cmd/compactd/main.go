@@ -84,6 +84,7 @@ func newRootCmd() *cobra.Command {
 	// --version prints what `compactd version` does.
 	root.Version = currentBuild().String()
 	root.SetVersionTemplate("{{.Version}}\n")
+	decorate(root)
 	markUsageErrors(root)
 	return root
 }
