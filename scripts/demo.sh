@@ -8,7 +8,12 @@ wh=${1:-$PWD/.cache/example-warehouse}
 bin=./bin/compactd
 rm -rf "$wh"
 mkdir -p "$wh"
-step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+# Bold command lines on a terminal only: piped output stays plain text.
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
+  step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+else
+  step() { printf '\n$ %s\n' "$*"; }
+fi
 
 step compactd example "$wh"
 $bin example "$wh"
