@@ -79,7 +79,10 @@ type Summary struct {
 	Buckets   int
 	FilesIn   int
 	FilesOut  int
-	RowsIn    int64
+	// FilesUpgraded are files moved to a higher level without being
+	// rewritten (their metadata changes, their bytes do not).
+	FilesUpgraded int
+	RowsIn        int64
 	RowsOut   int64
 	BytesIn   int64
 	BytesOut  int64
@@ -498,6 +501,7 @@ func Run(ctx context.Context, t *table.Table, o Options) (*Summary, error) {
 				sum.Buckets++
 				sum.FilesIn += r.FilesIn
 				sum.FilesOut += r.FilesOut
+				sum.FilesUpgraded += len(r.Job.Upgrades())
 				sum.RowsIn += r.RowsIn
 				sum.RowsOut += r.RowsOut
 				sum.BytesIn += r.BytesIn

@@ -253,7 +253,7 @@ func newCompactCmd() *cobra.Command {
 			if sel.asJSON {
 				return writeJSON(os.Stdout, map[string]any{
 					"table": sum.Table, "snapshot": sum.Snapshot, "buckets": sum.Buckets, "abandoned": sum.Abandoned,
-					"filesIn": sum.FilesIn, "filesOut": sum.FilesOut, "rowsIn": sum.RowsIn, "rowsOut": sum.RowsOut,
+					"filesIn": sum.FilesIn, "filesOut": sum.FilesOut, "filesUpgraded": sum.FilesUpgraded, "rowsIn": sum.RowsIn, "rowsOut": sum.RowsOut,
 					"bytesIn": sum.BytesIn, "bytesOut": sum.BytesOut, "seconds": sum.Duration.Seconds(), "dryRun": o.DryRun,
 					"changelogFiles": sum.ChangelogFiles, "changelogRows": sum.ChangelogRows,
 					"postponed": sum.Postponed,
@@ -280,8 +280,7 @@ func newCompactCmd() *cobra.Command {
 				fmt.Fprintf(os.Stdout, "%s: nothing to compact\n", sum.Table)
 				return nil
 			}
-			fmt.Fprintf(os.Stdout, "%s: committed snapshot %d (COMPACT): %d buckets, files %d -> %d, rows %d -> %d, bytes %d -> %d, %.2fs\n",
-				sum.Table, sum.Snapshot, sum.Buckets, sum.FilesIn, sum.FilesOut, sum.RowsIn, sum.RowsOut, sum.BytesIn, sum.BytesOut, sum.Duration.Seconds())
+			fmt.Fprintln(os.Stdout, summaryLine(sum))
 			if sum.ChangelogFiles > 0 {
 				fmt.Fprintf(os.Stdout, "changelog: %d rows in %d files\n", sum.ChangelogRows, sum.ChangelogFiles)
 			}
@@ -296,6 +295,20 @@ func newCompactCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "plan only, write nothing")
 	cmd.Flags().IntVar(&o.Parallelism, "parallelism", 2, "buckets compacted at once")
 	return cmd
+}
+
+// summaryLine is the one line a committed compaction prints.
+func summaryLine(sum *compact.Summary) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: committed snapshot %d (COMPACT): %s", sum.Table, sum.Snapshot, plural(sum.Buckets, "bucket"))
+	if sum.FilesIn > 0 || sum.FilesOut > 0 {
+		fmt.Fprintf(&b, ", files %d -> %d, rows %d -> %d, bytes %d -> %d", sum.FilesIn, sum.FilesOut, sum.RowsIn, sum.RowsOut, sum.BytesIn, sum.BytesOut)
+	}
+	if sum.FilesUpgraded > 0 {
+		fmt.Fprintf(&b, ", %s moved up a level without rewriting", plural(sum.FilesUpgraded, "file"))
+	}
+	fmt.Fprintf(&b, ", %.2fs", sum.Duration.Seconds())
+	return b.String()
 }
 
 func isTerminal(f *os.File) bool {
