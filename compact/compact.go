@@ -83,9 +83,9 @@ type Summary struct {
 	// rewritten (their metadata changes, their bytes do not).
 	FilesUpgraded int
 	RowsIn        int64
-	RowsOut   int64
-	BytesIn   int64
-	BytesOut  int64
+	RowsOut       int64
+	BytesIn       int64
+	BytesOut      int64
 	// ChangelogFiles and ChangelogRows count the changelog the commit
 	// added (changelog-producer=lookup or full-compaction).
 	ChangelogFiles int
