@@ -298,3 +298,31 @@ func TestPolicyChangesAndNewTablesApplyWithoutARestart(t *testing.T) {
 	a.check(t)
 	b.check(t)
 }
+
+// A configured warehouse that does not exist is an error at start, and
+// nothing is created there (issue 18: the daemon created it and watched 0
+// tables with /healthz ok).
+func TestAMissingWarehouseIsAnErrorAtStart(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-warehouse")
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{missing: "no such directory", notDir: "not a directory"} {
+		cfg := config(t, path, nil)
+		s, err := sched.New(cfg, sched.Options{Logger: logger(t)})
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err = s.Run(ctx)
+			cancel()
+		}
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), path) {
+			t.Errorf("warehouse %s: %v, want an error naming it and %q", path, err, want)
+		}
+		if path == missing {
+			if _, serr := os.Stat(missing); !os.IsNotExist(serr) {
+				t.Errorf("the missing warehouse was created (%v)", serr)
+			}
+		}
+	}
+}

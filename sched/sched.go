@@ -232,6 +232,30 @@ func (s *Scheduler) Reload(ctx context.Context, cfg *policy.Config) error {
 	return nil
 }
 
+// checkWarehouse fails for a warehouse that is not what the config can
+// mean, before anything is written there (the lock would otherwise create
+// a mistyped directory and the daemon watch nothing, healthily): a local
+// path that is missing or not a directory, a store prefix that cannot be
+// listed (a missing bucket, denied access). An empty store prefix is a
+// warehouse with no tables yet.
+func checkWarehouse(ctx context.Context, fio fileio.FileIO, p string) error {
+	if !strings.Contains(p, "://") || strings.HasPrefix(p, "file://") {
+		fi, err := fio.Stat(ctx, p)
+		switch {
+		case errors.Is(err, fileio.ErrNotExist):
+			return errors.New("no such directory (create it, or fix the path in the config)")
+		case err != nil:
+			return fmt.Errorf("cannot be read: %w", err)
+		case !fi.IsDir:
+			return errors.New("not a directory")
+		}
+	}
+	if _, err := fio.List(ctx, p); err != nil {
+		return fmt.Errorf("cannot be listed: %w", err)
+	}
+	return nil
+}
+
 // openWarehouses locks the warehouses of cfg not yet held and releases
 // those cfg dropped.
 func (s *Scheduler) openWarehouses(ctx context.Context, cfg *policy.Config) error {
@@ -248,6 +272,9 @@ func (s *Scheduler) openWarehouses(ctx context.Context, cfg *policy.Config) erro
 			continue
 		}
 		fio, err := s.opts.FileIO(ctx, wc, p)
+		if err == nil {
+			err = checkWarehouse(ctx, fio, p)
+		}
 		if err == nil {
 			var l *Lock
 			l, err = AcquireLock(ctx, fio, p, cfg.LockLease.D(), s.opts.Now)
