@@ -44,9 +44,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	}
 	m := &metrics{
 		sortedRunsMax:   g("table_sorted_runs_max", "Most sorted runs in one bucket (level-0 files count one each).", tableLabels...),
-		sortedRunsSum:   g("table_sorted_runs_sum", "Sorted runs summed over buckets.", tableLabels...),
+		sortedRunsSum:   g("table_sorted_runs", "Sorted runs of the table: summed over buckets.", tableLabels...),
 		level0Max:       g("table_level0_files_max", "Most level-0 files in one bucket.", tableLabels...),
-		level0Sum:       g("table_level0_files_sum", "Level-0 files summed over buckets.", tableLabels...),
+		level0Sum:       g("table_level0_files", "Level-0 files of the table: summed over buckets.", tableLabels...),
 		pendingBytes:    g("table_pending_compaction_bytes", "Bytes the planner would still rewrite under the normal triggers.", tableLabels...),
 		runsOverTrigger: g("table_sorted_runs_over_trigger", "Sorted runs above num-sorted-run.compaction-trigger, summed over buckets.", tableLabels...),
 		postponedRows:   g("table_postponed_rows", "Rows waiting in bucket-postpone (bucket = -2 tables), invisible to batch readers until compacted.", tableLabels...),
