@@ -80,7 +80,7 @@ public final class Main {
 
     public static void main(String[] args) {
         if (args.length == 0) {
-            System.err.println("usage: Main <create|write|read|changelog|stream|lock-hold|files|snapshots|dvs|compact|postpone-compact|bucket-of|pick|expire|orphans|tag|rest-server|batch|version> [--flag value]...");
+            System.err.println("usage: Main <create|write|read|changelog|stream|lock-hold|files|snapshots|dvs|compact|postpone-compact|bucket-of|alter|pick|expire|orphans|tag|rest-server|batch|version> [--flag value]...");
             System.exit(2);
         }
         Main m = new Main();
@@ -169,6 +169,9 @@ public final class Main {
                 return;
             case "bucket-of":
                 bucketOf();
+                return;
+            case "alter":
+                alter();
                 return;
             case "dvs":
                 dvs();
@@ -656,6 +659,38 @@ public final class Main {
             }
         }
         return rows;
+    }
+
+    // ---------------------------------------------------------------- alter
+
+    /**
+     * Sets (--set '{"k":"v"}') and removes (--remove '["k"]') table options through the catalog's
+     * alterTable, as ALTER TABLE ... SET / RESET does: a new schema file. Prints {"schema":id}.
+     */
+    private void alter() throws Exception {
+        List<org.apache.paimon.schema.SchemaChange> changes = new ArrayList<>();
+        if (flags.containsKey("set")) {
+            Iterator<Map.Entry<String, JsonNode>> it = Canonical.JSON.readTree(flag("set")).fields();
+            while (it.hasNext()) {
+                Map.Entry<String, JsonNode> e = it.next();
+                changes.add(org.apache.paimon.schema.SchemaChange.setOption(e.getKey(), e.getValue().asText()));
+            }
+        }
+        if (flags.containsKey("remove")) {
+            for (JsonNode k : Canonical.JSON.readTree(flag("remove"))) {
+                changes.add(org.apache.paimon.schema.SchemaChange.removeOption(k.asText()));
+            }
+        }
+        if (changes.isEmpty()) {
+            throw new IllegalArgumentException("alter needs --set or --remove");
+        }
+        try (Catalog c = catalog()) {
+            Identifier id = Identifier.fromString(flag("table"));
+            c.alterTable(id, changes, false);
+            ObjectNode res = Canonical.F.objectNode();
+            res.put("schema", table(c).schema().id());
+            out.println(res);
+        }
     }
 
     // ---------------------------------------------------------------- bucket-of
