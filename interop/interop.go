@@ -336,9 +336,9 @@ func IgnoringDeletionVectors() ReadOption {
 	return func(f *[]string) { *f = append(*f, "--ignore-deletion-vectors", "true") }
 }
 
-// WithBuckets adds "_bucket" to every row: the bucket of the split Java read it from (a key
-// stored in two buckets is then two rows).
-func WithBuckets() ReadOption {
+// WithBucket adds "_bucket" to every row Java reads: the bucket of the split the row came from,
+// i.e. where Java placed (or found) the key. Java only (the read verb's --with-bucket).
+func WithBucket() ReadOption {
 	return func(f *[]string) { *f = append(*f, "--with-bucket", "true") }
 }
 
@@ -412,6 +412,89 @@ func (j *JavaOracle) Compact(warehouse, table string, o CompactOptions) int64 {
 		j.tb.Fatalf("interop: compact result %q: %v", out, err)
 	}
 	return res.Snapshot
+}
+
+// PostponeCompactOptions tune PostponeCompact; the zero value is the bundled Paimon's (1.4.2)
+// postpone compaction with a random commit user, as Flink's compact action runs it.
+type PostponeCompactOptions struct {
+	// CommitUser defaults to CoreOptions.createCommitUser (a random UUID).
+	CommitUser string
+	// Paimon selects whose postpone compaction to rebuild: "1.4" (default, the bundled
+	// version's CompactAction) or "2.0" (release-2.0.0-rc9's: snapshot-bound, write-only lifted,
+	// explicit compact of touched and level-0 buckets, postpone.target-row-num-per-bucket).
+	Paimon string
+}
+
+// PostponePartition is one partition a postpone compaction processed.
+type PostponePartition struct {
+	Partition     string `json:"partition"` // "k=v[/k2=v2]", "" when unpartitioned
+	Buckets       int    `json:"buckets"`   // the bucket count it chose
+	PostponeFiles int    `json:"postpone_files"`
+	Rows          int64  `json:"rows"` // rows read from the postpone files
+}
+
+// PostponeResult is the postpone-compact verb's answer.
+type PostponeResult struct {
+	Snapshot   int64               `json:"snapshot"` // latest snapshot id after the commit
+	Partitions []PostponePartition `json:"partitions"`
+}
+
+// PostponeCompact runs Java Paimon's postpone-bucket compaction (the Flink compact action's
+// operators rebuilt on the core API, see interop/README.md) on a bucket = -2 table.
+func (j *JavaOracle) PostponeCompact(warehouse, table string, o PostponeCompactOptions) PostponeResult {
+	j.tb.Helper()
+	flags := []string{"--warehouse", warehouse, "--table", table}
+	if o.CommitUser != "" {
+		flags = append(flags, "--commit-user", o.CommitUser)
+	}
+	if o.Paimon != "" {
+		flags = append(flags, "--paimon", o.Paimon)
+	}
+	out := j.must(nil, "postpone-compact", flags...)
+	var res PostponeResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		j.tb.Fatalf("interop: postpone-compact result %q: %v", out, err)
+	}
+	return res
+}
+
+// BucketOf is Java's bucket assignment of one row (verb bucket-of).
+type BucketOf struct {
+	// Buckets holds the row's bucket for each requested bucket count, in request order
+	// (FixedBucketRowKeyExtractor.bucket on the schema copied with that bucket count).
+	Buckets []int32 `json:"buckets"`
+	// Hash is BinaryRow.hashCode of the bucket key, Key its serialized bytes in hex.
+	Hash int32  `json:"hash"`
+	Key  string `json:"key"`
+}
+
+// BucketsOf asks Java for the bucket of every row of rowsJSONL (canonical JSON, all columns of
+// table, which must exist) under each of counts (nil: the table's own bucket option), with the
+// table's bucket-key, trimmed primary key and bucket-function.type.
+func (j *JavaOracle) BucketsOf(warehouse, table string, rowsJSONL []byte, counts []int) []BucketOf {
+	j.tb.Helper()
+	f := writeTemp(j.tb, j.tb.TempDir(), "rows.jsonl", rowsJSONL)
+	flags := []string{"--warehouse", warehouse, "--table", table, "--rows", f}
+	if len(counts) > 0 {
+		s := make([]string, len(counts))
+		for i, n := range counts {
+			s[i] = strconv.Itoa(n)
+		}
+		flags = append(flags, "--buckets", strings.Join(s, ","))
+	}
+	out := j.must(nil, "bucket-of", flags...)
+	var res []BucketOf
+	for _, line := range bytes.Split(out, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var b BucketOf
+		if err := json.Unmarshal(line, &b); err != nil {
+			j.tb.Fatalf("interop: bucket-of line %q: %v", line, err)
+		}
+		res = append(res, b)
+	}
+	return res
 }
 
 // PickRun is one sorted run given to the planner: its level and total size in bytes. Runs are

@@ -80,7 +80,7 @@ public final class Main {
 
     public static void main(String[] args) {
         if (args.length == 0) {
-            System.err.println("usage: Main <create|write|read|changelog|stream|lock-hold|files|snapshots|dvs|compact|pick|expire|orphans|tag|rest-server|batch|version> [--flag value]...");
+            System.err.println("usage: Main <create|write|read|changelog|stream|lock-hold|files|snapshots|dvs|compact|postpone-compact|bucket-of|alter|pick|expire|orphans|tag|rest-server|batch|version> [--flag value]...");
             System.exit(2);
         }
         Main m = new Main();
@@ -163,6 +163,15 @@ public final class Main {
                 return;
             case "compact":
                 compact();
+                return;
+            case "postpone-compact":
+                new PostponeCompactVerb(flags, out, this::catalog).run();
+                return;
+            case "bucket-of":
+                bucketOf();
+                return;
+            case "alter":
+                alter();
                 return;
             case "dvs":
                 dvs();
@@ -550,11 +559,13 @@ public final class Main {
             // away, to show what the deletion vectors hide (the rows a reader that did not
             // apply them would return).
             boolean ignoreDV = Boolean.parseBoolean(flags.getOrDefault("ignore-deletion-vectors", "false"));
-            // --with-bucket true: every row also has "_bucket", the bucket of the split it was
-            // read from (a key in two buckets shows up twice).
+            // --with-bucket true: every row also carries "_bucket", the bucket of the split it was
+            // read from (where Java placed the key).
             boolean withBucket = Boolean.parseBoolean(flags.getOrDefault("with-bucket", "false"));
-            List<ObjectNode> rows = ignoreDV ? readWithoutDeletionVectors(t)
-                    : withBucket ? readWithBuckets(t) : readAll(t);
+            if (ignoreDV && withBucket) {
+                throw new IllegalArgumentException("--with-bucket and --ignore-deletion-vectors do not combine");
+            }
+            List<ObjectNode> rows = ignoreDV ? readWithoutDeletionVectors(t) : withBucket ? readWithBucket(t) : readAll(t);
             List<String> sortKeys = table.primaryKeys().isEmpty()
                     ? fieldNames(table.rowType())
                     : table.primaryKeys();
@@ -661,7 +672,8 @@ public final class Main {
         return rows;
     }
 
-    private static List<ObjectNode> readWithBuckets(Table t) throws Exception {
+    /** Every row of the table's batch read, split by split, with "_bucket" (the split's bucket). */
+    private static List<ObjectNode> readWithBucket(Table t) throws Exception {
         ReadBuilder rb = t.newReadBuilder();
         RowType rt = t.rowType();
         List<ObjectNode> rows = new ArrayList<>();
@@ -676,6 +688,96 @@ public final class Main {
             }
         }
         return rows;
+    }
+
+    // ---------------------------------------------------------------- alter
+
+    /**
+     * Sets (--set '{"k":"v"}') and removes (--remove '["k"]') table options through the catalog's
+     * alterTable, as ALTER TABLE ... SET / RESET does: a new schema file. Prints {"schema":id}.
+     */
+    private void alter() throws Exception {
+        List<org.apache.paimon.schema.SchemaChange> changes = new ArrayList<>();
+        if (flags.containsKey("set")) {
+            Iterator<Map.Entry<String, JsonNode>> it = Canonical.JSON.readTree(flag("set")).fields();
+            while (it.hasNext()) {
+                Map.Entry<String, JsonNode> e = it.next();
+                changes.add(org.apache.paimon.schema.SchemaChange.setOption(e.getKey(), e.getValue().asText()));
+            }
+        }
+        if (flags.containsKey("remove")) {
+            for (JsonNode k : Canonical.JSON.readTree(flag("remove"))) {
+                changes.add(org.apache.paimon.schema.SchemaChange.removeOption(k.asText()));
+            }
+        }
+        if (changes.isEmpty()) {
+            throw new IllegalArgumentException("alter needs --set or --remove");
+        }
+        try (Catalog c = catalog()) {
+            Identifier id = Identifier.fromString(flag("table"));
+            c.alterTable(id, changes, false);
+            ObjectNode res = Canonical.F.objectNode();
+            res.put("schema", table(c).schema().id());
+            out.println(res);
+        }
+    }
+
+    // ---------------------------------------------------------------- bucket-of
+
+    /**
+     * For each row of --rows (canonical JSON, all columns of --table), the bucket Java's fixed-bucket
+     * writer gives it: FixedBucketRowKeyExtractor on the table's schema copied with bucket = N, for
+     * each N of --buckets (comma-separated; default the table's own bucket option), with the
+     * table's bucket-key, trimmed primary key and bucket-function.type. Prints per row, in input
+     * order, {"buckets":[b per N],"hash":h,"key":"hex"}: h is BinaryRow.hashCode of the bucket key
+     * (the code-generated projection of the bucket-key columns, as the extractor builds it) and
+     * key its serialized bytes (SerializationUtils.serializeBinaryRow: arity prefix + row).
+     */
+    private void bucketOf() throws Exception {
+        try (Catalog c = catalog()) {
+            FileStoreTable table = table(c);
+            org.apache.paimon.schema.TableSchema schema = table.schema();
+            List<Integer> counts = new ArrayList<>();
+            if (flags.containsKey("buckets")) {
+                for (String n : flag("buckets").split(",")) {
+                    counts.add(Integer.parseInt(n.trim()));
+                }
+            } else {
+                counts.add(table.coreOptions().bucket());
+            }
+            List<org.apache.paimon.table.sink.FixedBucketRowKeyExtractor> extractors = new ArrayList<>();
+            for (int n : counts) {
+                Map<String, String> o = new HashMap<>(schema.options());
+                o.put("bucket", String.valueOf(n));
+                extractors.add(new org.apache.paimon.table.sink.FixedBucketRowKeyExtractor(schema.copy(o)));
+            }
+            org.apache.paimon.codegen.Projection keyProjection = org.apache.paimon.codegen.CodeGenUtils.newProjection(
+                    schema.logicalRowType(), schema.projection(schema.bucketKeys()));
+            RowType rowType = table.rowType();
+            try (BufferedReader r = Files.newBufferedReader(java.nio.file.Path.of(flag("rows")), StandardCharsets.UTF_8)) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    if (line.isBlank()) {
+                        continue;
+                    }
+                    InternalRow row = Canonical.rowFromJson(rowType, Canonical.JSON.readTree(line), RowKind.INSERT);
+                    ObjectNode o = Canonical.F.objectNode();
+                    ArrayNode bs = o.putArray("buckets");
+                    for (org.apache.paimon.table.sink.FixedBucketRowKeyExtractor e : extractors) {
+                        e.setRecord(row);
+                        bs.add(e.bucket());
+                    }
+                    BinaryRow key = keyProjection.apply(row);
+                    o.put("hash", key.hashCode());
+                    StringBuilder hex = new StringBuilder();
+                    for (byte b : org.apache.paimon.utils.SerializationUtils.serializeBinaryRow(key)) {
+                        hex.append(String.format("%02x", b));
+                    }
+                    o.put("key", hex.toString());
+                    out.println(Canonical.JSON.writeValueAsString(o));
+                }
+            }
+        }
     }
 
     private static List<ObjectNode> readWithoutDeletionVectors(Table t) throws Exception {
