@@ -474,7 +474,6 @@ func TestTablesCompactdDoesNotUnderstandAreRefusedNamingTheOptionAndNothingIsWri
 		{name: "file.format=avro", set: map[string]*string{"file.format": ptr("avro")}, want: "file.format=avro"},
 		// Postponed buckets: what compactd does not reproduce of Java's.
 		{name: "postpone merge-on-read", set: map[string]*string{"bucket": ptr("-2"), "postpone.merge-on-read": ptr("true")}, want: "postpone.merge-on-read=true"},
-		{name: "postpone with deletion vectors", create: map[string]string{"deletion-vectors.enabled": "true"}, set: map[string]*string{"bucket": ptr("-2")}, want: "deletion-vectors.enabled=true with bucket=-2"},
 		{name: "postpone with the mod bucket function", set: map[string]*string{"bucket": ptr("-2"), "bucket-function.type": ptr("mod")}, want: "bucket-function.type=mod"},
 		{name: "postpone with a bad default bucket number", set: map[string]*string{"bucket": ptr("-2"), "postpone.default-bucket-num": ptr("0")}, want: "postpone.default-bucket-num"},
 		{name: "pk-vector", create: map[string]string{"merge-engine": "first-row"}, extra: []table.DataField{{ID: 5, Name: "v", Type: vector}},

@@ -219,6 +219,38 @@ func (m ppModel) rows() []interop.Row {
 // ppLayout lists the latest snapshot's live data files as the comparison sees them (no names,
 // sequence numbers or sizes: those legitimately differ between two writers of the same result),
 // the total-bucket count of each partition's real buckets, and the snapshot's kind.
+// ppBucketShape reduces ppLayout's files to one line per bucket: partition, bucket, total
+// buckets, and whether it holds level-0 files.
+func ppBucketShape(files []string) []string {
+	level0 := map[string]bool{}
+	var order []string
+	for _, f := range files {
+		fields := strings.Fields(f)
+		var key []string
+		l0 := false
+		for _, x := range fields {
+			switch {
+			case strings.HasPrefix(x, "level="):
+				l0 = x == "level=0"
+			case strings.HasPrefix(x, "rows="), x == "parquet", x == "avro", x == "orc", x == "APPEND", x == "COMPACT":
+			default:
+				key = append(key, x)
+			}
+		}
+		k := strings.Join(key, " ")
+		if _, ok := level0[k]; !ok {
+			order = append(order, k)
+		}
+		level0[k] = level0[k] || l0
+	}
+	out := make([]string, 0, len(order))
+	for _, k := range order {
+		out = append(out, fmt.Sprintf("%s level0=%v", k, level0[k]))
+	}
+	sort.Strings(out)
+	return out
+}
+
 func ppLayout(t *testing.T, wh string) (files []string, totals map[string]int32, kind table.CommitKind) {
 	t.Helper()
 	ctx := context.Background()
@@ -325,6 +357,16 @@ func ppCheck(t *testing.T, c *ppCase, jw, jr []byte, pw, pr interop.BatchResult,
 	}
 	gotFiles, gotTotals, gotKind := ppLayout(t, c.wh)
 	wantFiles, wantTotals, wantKind := ppLayout(t, c.ref)
+	// Round 0 moves postponed rows into empty buckets: one level-0 run each, which Java's
+	// writer leaves (or, lookup engines, lifts to the top level) exactly as compactd does. On
+	// top of existing files the universal pick weighs file sizes, and compactd's Parquet files
+	// are not byte for byte Java's, so a size-ratio pick may differ (a lookup compaction to
+	// level 4 where Java merged into level 5); what readers rely on must still agree: the
+	// buckets, their counts, and whether level-0 files remain.
+	exact := strings.HasPrefix(what, "round0")
+	if !exact {
+		gotFiles, wantFiles = ppBucketShape(gotFiles), ppBucketShape(wantFiles)
+	}
 	if !slices.Equal(gotFiles, wantFiles) {
 		t.Errorf("%s: file layout differs from Java's postpone compaction of the copy\ncompactd's table:\n  %s\nJava's:\n  %s",
 			what, strings.Join(gotFiles, "\n  "), strings.Join(wantFiles, "\n  "))

@@ -92,8 +92,8 @@ func CombineIndexEntries(entries []manifest.IndexEntry, changes []IndexChange) [
 // validateIndexChanges refuses index changes compactd does not know how to
 // combine as Java does: other types than DELETION_VECTORS, buckets of
 // tables whose deletion vectors Java does not combine per bucket
-// (unaware-bucket append tables: per file with DELETE entries; postponed
-// and cross-partition-update tables, which compactd does not compact), two
+// (unaware-bucket append tables: per file with DELETE entries;
+// cross-partition-update tables, which compactd does not compact), two
 // changes of one key. Fixed-bucket and dynamic-bucket (HASH_DYNAMIC)
 // primary-key tables both take Java's BucketedCombiner for
 // DELETION_VECTORS; the HASH entries of a dynamic-bucket table are another
@@ -104,8 +104,12 @@ func (t *Table) validateIndexChanges(changes []IndexChange) error {
 	}
 	b := t.Options().Bucket
 	hashDynamic := b == BucketDynamic && t.HasPrimaryKey() && !t.Schema().CrossPartitionUpdate()
-	if b <= 0 && !hashDynamic {
-		return fmt.Errorf("commit to %s: index changes of a table with bucket=%d: only fixed-bucket and dynamic-bucket (HASH index) primary-key tables are supported", t.FullName(), b)
+	// The real buckets of a postponed table are fixed buckets, and Java
+	// combines their deletion vectors per bucket too (only unaware-bucket
+	// tables combine per file); changes of bucket-postpone are refused below.
+	postponed := b == BucketPostpone && t.HasPrimaryKey()
+	if b <= 0 && !hashDynamic && !postponed {
+		return fmt.Errorf("commit to %s: index changes of a table with bucket=%d: only fixed-bucket, dynamic-bucket (HASH index) and postponed-bucket primary-key tables are supported", t.FullName(), b)
 	}
 	type key struct {
 		part   string

@@ -34,6 +34,8 @@ func TestIndexChangesOfDynamicBucketTables(t *testing.T) {
 		{name: "dynamic unpartitioned", pk: []string{"k"}, bucket: "-1"},
 		{name: "cross-partition", partition: []string{"p"}, pk: []string{"k"}, bucket: "-1", refused: "bucket=-1", crossPartitionUpd: true},
 		{name: "unaware append", partition: []string{"p"}, bucket: "-1", refused: "bucket=-1"},
+		// The real buckets of a postponed table (its bucket-postpone has no index files).
+		{name: "postponed", partition: []string{"p"}, pk: []string{"k", "p"}, bucket: "-2"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, err := NewTableSchema(0, fields, 1, c.partition, c.pk, map[string]string{"bucket": c.bucket}, nil, 0)
