@@ -298,8 +298,7 @@ type rewriter struct {
 	read    datafile.Schema
 	lookup  bool
 	level   int32
-	bktIdx  []int
-	bktType []table.DataType
+	route   *write.Router
 	schemas map[int64]datafile.Schema
 	written []string
 }
@@ -321,11 +320,8 @@ func newRewriter(t *table.Table, o Options) (*rewriter, error) {
 	if r.user == "" {
 		r.user = uuid.NewString()
 	}
-	for _, k := range s.BucketKeys() {
-		r.bktIdx = append(r.bktIdx, s.Fields.Index(k))
-	}
-	for _, f := range s.BucketKeyType() {
-		r.bktType = append(r.bktType, f.Type)
+	if r.route, err = write.NewRouter(s); err != nil {
+		return nil, fmt.Errorf("rescale %s: %w", t.FullName(), err)
 	}
 	return r, nil
 }
@@ -344,24 +340,6 @@ func (r *rewriter) schemaOf(ctx context.Context, id int64) (datafile.Schema, err
 }
 
 func (r *rewriter) abort() { r.t.DeleteUnreferenced(r.written) }
-
-// bucketOf is Java's bucket of a row among n buckets: the hash of its
-// bucket-key BinaryRow (KeyAndBucketExtractor.bucket).
-func (r *rewriter) bucketOf(row table.Row, n int32) (int32, error) {
-	key := make(table.Row, len(r.bktIdx))
-	for i, j := range r.bktIdx {
-		key[i] = row[j]
-	}
-	bk, err := table.EncodeBinaryRow(r.bktType, key)
-	if err != nil {
-		return 0, fmt.Errorf("bucket key: %w", err)
-	}
-	h, err := table.HashBinaryRow(bk)
-	if err != nil {
-		return 0, fmt.Errorf("bucket key: %w", err)
-	}
-	return table.BucketOf(h, n), nil
-}
 
 // partition rewrites one partition: the merged rows of its old buckets, in
 // key order across them, each to its new bucket's roller. It returns the
@@ -422,7 +400,7 @@ func (r *rewriter) partition(ctx context.Context, s *selected) ([]manifest.Entry
 		}
 		prev, prevKey = c, slices.Clone(kv.Key)
 		if kv.Kind.IsAdd() {
-			b, err := r.bucketOf(kv.Value, n)
+			b, err := r.route.Bucket(kv.Value, n)
 			if err != nil {
 				return fail(err)
 			}

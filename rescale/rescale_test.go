@@ -298,6 +298,14 @@ func TestRescaleRefusesWhatItCannotDoAndChangesNothing(t *testing.T) {
 	if latestID(t, tb) != id || !slices.Equal(dataFiles(t, tb), files) {
 		t.Fatal("a refused rescale changed the table")
 	}
+	// A bucket function compactd does not implement places rows elsewhere.
+	mod := alter(t, tb, wh, map[string]string{"bucket-function.type": "mod"})
+	if _, err := rescale.Run(ctx, mod, rescale.Options{BucketNum: 4}); err == nil || !strings.Contains(err.Error(), "bucket-function.type=mod") {
+		t.Errorf("rescale of a bucket-function.type=mod table: %v", err)
+	}
+	if !slices.Equal(dataFiles(t, mod), files) {
+		t.Fatal("the refused rescale of the mod table changed it")
+	}
 	dyn, _ := newTable(t, "-1", nil)
 	if err := rescale.Supported(dyn, 4); err == nil || !strings.Contains(err.Error(), "dynamic-bucket") {
 		t.Errorf("bucket=-1: %v", err)

@@ -7,6 +7,7 @@ import (
 	"github.com/compactd/compactd/merge"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/datafile"
+	"github.com/compactd/compactd/write"
 )
 
 // Supported reports why compactd refuses to rescale t to bucketNum
@@ -23,13 +24,13 @@ import (
 // refused.
 //
 // The other refusals are those of compact.Supported that apply to a job
-// that reads every level of a bucket and writes top-level Parquet files
-// (compact.Supported itself refuses postponed buckets, which rescale
-// handles): primary-key secondary indexes Java would rebuild, VECTOR and
-// BLOB columns compactd cannot read, row tracking and data evolution,
-// deletion vectors where Java's schema validation rejects them or on
-// postponed buckets, non-Parquet output formats, level-0 formats compactd
-// cannot read, and merge-engine options the merge does not implement.
+// that reads every level of a bucket and writes top-level Parquet files:
+// primary-key secondary indexes Java would rebuild, VECTOR and BLOB
+// columns compactd cannot read, row tracking and data evolution, deletion
+// vectors where Java's schema validation rejects them, non-Parquet output
+// formats, level-0 formats compactd cannot read, and merge-engine options
+// the merge does not implement; and a bucket-function.type other than the
+// default, whose placement of rows compactd does not reproduce.
 func Supported(t *table.Table, bucketNum int) error {
 	o := t.Options()
 	if !t.HasPrimaryKey() {
@@ -65,10 +66,7 @@ func Supported(t *table.Table, bucketNum int) error {
 		return fmt.Errorf("rescale %s: not supported yet: row-tracking / data-evolution tables", t.FullName())
 	}
 	if o.DeletionVectorsEnabled {
-		switch {
-		case o.Bucket == table.BucketPostpone:
-			return fmt.Errorf("rescale %s: not supported yet: deletion vectors on a postpone-bucket table", t.FullName())
-		case o.MergeEngine == table.MergeFirstRow:
+		if o.MergeEngine == table.MergeFirstRow {
 			return fmt.Errorf("rescale %s: invalid: deletion-vectors.enabled=true with merge-engine first-row (Java rejects this schema)", t.FullName())
 		}
 		if v := strings.ToLower(strings.TrimSpace(opts["pk-clustering-override"])); v != "" && v != "false" {
@@ -96,6 +94,9 @@ func Supported(t *table.Table, bucketNum int) error {
 	s := t.Schema()
 	if err := merge.Validate(opts, s.Fields, s.PrimaryKeys, s.PartitionKeys...); err != nil {
 		return fmt.Errorf("rescale %s: %w", t.FullName(), err)
+	}
+	if _, err := write.NewRouter(s); err != nil {
+		return fmt.Errorf("rescale %s: not supported: %w", t.FullName(), err)
 	}
 	return nil
 }
