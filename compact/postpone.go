@@ -148,19 +148,6 @@ func assignPostponed(ctx context.Context, t *table.Table, o Options, now func() 
 	}
 	inputChangelog := to.ChangelogProducer == table.ChangelogInput
 	read := datafile.Schema{Fields: s.Fields, KeyNames: s.TrimmedPrimaryKeys()}
-	schemas := map[int64]datafile.Schema{}
-	schemaOf := func(id int64) (datafile.Schema, error) {
-		if fsch, ok := schemas[id]; ok {
-			return fsch, nil
-		}
-		ts, err := t.SchemaByID(ctx, id)
-		if err != nil {
-			return datafile.Schema{}, err
-		}
-		fsch := datafile.Schema{Fields: ts.Fields, KeyNames: ts.TrimmedPrimaryKeys()}
-		schemas[id] = fsch
-		return fsch, nil
-	}
 
 	var entries, changelog []manifest.Entry
 	var written []string
@@ -241,7 +228,7 @@ func assignPostponed(ctx context.Context, t *table.Table, o Options, now func() 
 			if err != nil {
 				return fail(err)
 			}
-			fileSchema, err := schemaOf(e.File.SchemaID)
+			fileSchema, err := datafile.SchemaOf(ctx, t, e.File.SchemaID)
 			if err != nil {
 				return fail(fmt.Errorf("table %s: postponed file %s: schema %d: %w", t.FullName(), path, e.File.SchemaID, err))
 			}

@@ -299,7 +299,6 @@ type rewriter struct {
 	lookup  bool
 	level   int32
 	route   *write.Router
-	schemas map[int64]datafile.Schema
 	written []string
 }
 
@@ -314,9 +313,9 @@ func newRewriter(t *table.Table, o Options) (*rewriter, error) {
 		read: datafile.Schema{Fields: s.Fields, KeyNames: s.TrimmedPrimaryKeys()},
 		// Java reads lookup-style tables through LookupMergeFunction
 		// (CoreOptions.needLookup), as scan does.
-		lookup:  eng.Name() != merge.EngineFirstRow && (opts.ChangelogProducer == table.ChangelogLookup || opts.DeletionVectorsEnabled || opts.ForceLookup),
-		level:   int32(opts.NumLevels - 1),
-		schemas: map[int64]datafile.Schema{}}
+		lookup: eng.Name() != merge.EngineFirstRow && (opts.ChangelogProducer == table.ChangelogLookup || opts.DeletionVectorsEnabled || opts.ForceLookup),
+		level:  int32(opts.NumLevels - 1),
+	}
 	if r.user == "" {
 		r.user = uuid.NewString()
 	}
@@ -327,16 +326,7 @@ func newRewriter(t *table.Table, o Options) (*rewriter, error) {
 }
 
 func (r *rewriter) schemaOf(ctx context.Context, id int64) (datafile.Schema, error) {
-	if s, ok := r.schemas[id]; ok {
-		return s, nil
-	}
-	ts, err := r.t.SchemaByID(ctx, id)
-	if err != nil {
-		return datafile.Schema{}, err
-	}
-	s := datafile.Schema{Fields: ts.Fields, KeyNames: ts.TrimmedPrimaryKeys()}
-	r.schemas[id] = s
-	return s, nil
+	return datafile.SchemaOf(ctx, r.t, id)
 }
 
 func (r *rewriter) abort() { r.t.DeleteUnreferenced(r.written) }

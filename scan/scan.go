@@ -55,8 +55,7 @@ type Scanner struct {
 	// their metadata says they hold no retractions (see rawConvertible).
 	skipLevel0 bool
 	// lookup merges as Java's read of lookup-style tables (Merge.Lookup).
-	lookup  bool
-	schemas map[int64]datafile.Schema
+	lookup bool
 }
 
 // New prepares a scan of snapshot s (nil: the latest). A table without
@@ -72,7 +71,7 @@ func New(ctx context.Context, t *table.Table, s *table.Snapshot) (*Scanner, erro
 	if err := checkSupported(t); err != nil {
 		return nil, err
 	}
-	sc := &Scanner{t: t, schemas: map[int64]datafile.Schema{}}
+	sc := &Scanner{t: t}
 	schema := t.Schema()
 	sc.read = datafile.Schema{Fields: schema.Fields, KeyNames: schema.TrimmedPrimaryKeys()}
 	if schema.HasPrimaryKey() {
@@ -130,16 +129,7 @@ func partitionPath(fs *table.FileSet, b *table.BucketFiles) string {
 }
 
 func (sc *Scanner) fileSchema(ctx context.Context, id int64) (datafile.Schema, error) {
-	if s, ok := sc.schemas[id]; ok {
-		return s, nil
-	}
-	ts, err := sc.t.SchemaByID(ctx, id)
-	if err != nil {
-		return datafile.Schema{}, err
-	}
-	s := datafile.Schema{Fields: ts.Fields, KeyNames: ts.TrimmedPrimaryKeys()}
-	sc.schemas[id] = s
-	return s, nil
+	return datafile.SchemaOf(ctx, sc.t, id)
 }
 
 func (sc *Scanner) bucket(ctx context.Context, b *table.BucketFiles, fn func(table.Row) error) error {

@@ -21,10 +21,7 @@ import (
 func TestCommandsThroughAJDBCCatalog(t *testing.T) {
 	srv := interop.JDBCServers(t).Postgres
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "compactd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := compactdBinary(t)
 	wh := filepath.Join(dir, "wh")
 	key := fmt.Sprintf("cli%d", rand.Int64())
 	j := interop.Java(t).WithCatalogOptions(srv.CatalogOptions(key))
@@ -89,11 +86,7 @@ func mustParse(t *testing.T, jsonl string) []interop.Row {
 // (from the environment) appears in no output.
 func TestCommandsThroughARESTCatalog(t *testing.T) {
 	e := interop.RequireREST(t)
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "compactd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := compactdBinary(t)
 	db := fmt.Sprintf("cli%d", rand.Int64N(1<<40))
 	j := interop.Java(t).WithCatalogOptions(e.CatalogOptions())
 	var rows strings.Builder

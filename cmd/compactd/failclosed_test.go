@@ -22,11 +22,7 @@ import (
 // leave the table directory byte for byte as it was.
 func TestExpireAndOrphanExitNonZeroOnDamagedMetadata(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "compactd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := compactdBinary(t)
 	for _, c := range []struct {
 		name string
 		args []string

@@ -23,10 +23,7 @@ import (
 func TestEveryJSONOutputFollowsTheContract(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "compactd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := compactdBinary(t)
 	wh := filepath.Join(dir, "wh")
 	fields := table.RowType{
 		{ID: 0, Name: "dt", Type: table.DataType{Root: table.TypeVarChar, Length: 1 << 31 / 2}},

@@ -22,11 +22,7 @@ import (
 // files in a deduplicate table plan no lookup.
 func TestPlanExplainsLookup(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "compactd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := compactdBinary(t)
 	for _, c := range []struct {
 		engine, changelog string
 		want              *lookupView

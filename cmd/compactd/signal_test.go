@@ -21,10 +21,7 @@ import (
 func TestDaemonStopsCleanlyOnSIGTERM(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "compactd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := compactdBinary(t)
 	wh := filepath.Join(dir, "wh")
 	if out, err := exec.Command(bin, "example", wh, "--orders", "300", "--commits", "4").CombinedOutput(); err != nil {
 		t.Fatalf("example: %v\n%s", err, out)

@@ -17,10 +17,7 @@ import (
 // (with the usage of the command).
 func TestExitCodes(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "compactd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := compactdBinary(t)
 	wh := filepath.Join(dir, "wh")
 	oneRowTable(t, wh)
 	for _, c := range []struct {

@@ -1,6 +1,7 @@
 package datafile
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -115,4 +116,15 @@ func FormatOf(path string) (Format, error) {
 	default:
 		return "", fmt.Errorf("data file %s: not supported: file.format=%s", path, f)
 	}
+}
+
+// SchemaOf is the data-file schema of schema version id of t: the columns
+// and trimmed primary key its files were written with (the table reads
+// each schema file once).
+func SchemaOf(ctx context.Context, t *table.Table, id int64) (Schema, error) {
+	ts, err := t.SchemaByID(ctx, id)
+	if err != nil {
+		return Schema{}, err
+	}
+	return Schema{Fields: ts.Fields, KeyNames: ts.TrimmedPrimaryKeys()}, nil
 }
