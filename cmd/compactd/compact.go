@@ -227,13 +227,8 @@ func newCompactCmd() *cobra.Command {
 				return err
 			}
 			sel.apply(&o)
-			if isTerminal(os.Stderr) && !sel.asJSON {
-				o.Progress = func(done, total int, r *compact.JobResult) {
-					fmt.Fprintf(os.Stderr, "\r%d/%d buckets, %d rows in, %d rows out", done, total, r.RowsIn, r.RowsOut)
-					if done == total {
-						fmt.Fprintln(os.Stderr)
-					}
-				}
+			if !sel.asJSON && !o.DryRun {
+				o.Progress = newJobProgress(os.Stderr, isTerminal(os.Stderr), t.FullName()).update
 			}
 			sum, err := compact.Run(ctx, t, o)
 			if err != nil {

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/compactd/compactd/compact"
+)
+
+// progressEvery is how often a compaction writes a progress line when
+// stderr is not a terminal (logs, CI): often enough to see it move, rarely
+// enough not to flood.
+const progressEvery = 10 * time.Second
+
+// jobProgress reports a compaction's progress on w (stderr): a bar with the
+// buckets done, rows and bytes read and an estimate of the time left on a
+// terminal (schollz/progressbar: width, redraw throttling and the ETA are
+// its job); a plain line every progressEvery and at the end otherwise.
+type jobProgress struct {
+	w      io.Writer
+	tty    bool
+	table  string
+	now    func() time.Time
+	bar    *progressbar.ProgressBar
+	last   time.Time
+	rows   int64
+	bytes  int64
+	output int64
+}
+
+func newJobProgress(w io.Writer, tty bool, table string) *jobProgress {
+	return &jobProgress{w: w, tty: tty, table: table, now: time.Now}
+}
+
+// update is compact.Options.Progress: called once per finished bucket job.
+func (p *jobProgress) update(done, total int, r *compact.JobResult) {
+	p.rows += r.RowsIn
+	p.bytes += r.BytesIn
+	p.output += r.BytesOut
+	what := fmt.Sprintf("%s rows, %s in", humanCount(p.rows), humanBytes(p.bytes))
+	if p.tty {
+		if p.bar == nil {
+			p.bar = progressbar.NewOptions(total,
+				progressbar.OptionSetWriter(p.w),
+				progressbar.OptionSetDescription("compacting "+p.table),
+				progressbar.OptionShowCount(),
+				progressbar.OptionSetItsString("buckets"),
+				progressbar.OptionSetPredictTime(true),
+				progressbar.OptionShowDescriptionAtLineEnd(),
+				progressbar.OptionSetRenderBlankState(true),
+				progressbar.OptionOnCompletion(func() { fmt.Fprintln(p.w) }),
+			)
+		}
+		p.bar.Describe("compacting " + p.table + ": " + what)
+		_ = p.bar.Set(done)
+		return
+	}
+	now := p.now()
+	if done == total || p.last.IsZero() || now.Sub(p.last) >= progressEvery {
+		p.last = now
+		fmt.Fprintf(p.w, "compact %s: %d/%d buckets, %s, %s out\n", p.table, done, total, what, humanBytes(p.output))
+	}
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+func humanCount(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1fG", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1e4:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
