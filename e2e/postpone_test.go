@@ -76,11 +76,54 @@ func TestPostponedRowsOverflowTheWriteBuffer(t *testing.T) {
 	diffRows(t, "Java read", canon(t, want), canon(t, j.Read(wh, "db.t")))
 }
 
+// TestPostponedChangelogMatchesJava: with changelog-producer=input the
+// move writes the replayed records as changelog, as Java's writer does at
+// its flush; with lookup the compaction after the move writes the lookup
+// changelog. Java's changelog read of compactd's result equals its read of
+// its own postpone compaction of a copy, record for record per bucket
+// (compactd commits the move and the compaction as two snapshots where
+// Java has one, so snapshots are not compared).
+func TestPostponedChangelogMatchesJava(t *testing.T) {
+	ctx := context.Background()
+	j := interop.Java(t)
+	for _, producer := range []string{"input", "lookup"} {
+		t.Run(producer, func(t *testing.T) {
+			wh, _ := postponedTable(t, j, "changelog-producer", producer)
+			ref := filepath.Join(t.TempDir(), "ref")
+			copyDir(t, wh, ref)
+			base, err := openLocal(t, wh, "db.t").LatestSnapshotID(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := compact.Run(ctx, openLocal(t, wh, "db.t"), compact.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			j.PostponeCompact(ref, "db.t", interop.PostponeCompactOptions{})
+			changelog := func(w string) []interop.Row {
+				latest, err := openLocal(t, w, "db.t").LatestSnapshotID(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows := j.Changelog(w, "db.t", base, latest)
+				for _, r := range rows {
+					delete(r, interop.SnapshotField)
+				}
+				return rows
+			}
+			want := changelog(ref)
+			if len(want) == 0 {
+				t.Fatal("Java's postpone compaction wrote no changelog")
+			}
+			diffRows(t, "changelog of the postponed compaction, compactd's vs Java's", canon(t, want), canon(t, changelog(wh)))
+		})
+	}
+}
+
 // postponedTable is a partitioned deduplicate table with bucket = -2 that
 // three Java writers wrote three commits each into (disjoint keys per
 // writer, each commit rewriting the writer's keys), and the rows a read
 // must return once the postponed rows are compacted.
-func postponedTable(t *testing.T, j *interop.JavaOracle) (string, []interop.Row) {
+func postponedTable(t *testing.T, j *interop.JavaOracle, extra ...string) (string, []interop.Row) {
 	t.Helper()
 	spec := fixtures.Spec{
 		Columns:       []fixtures.Column{{Name: "dt", Type: "STRING NOT NULL"}, {Name: "id", Type: "BIGINT NOT NULL"}, {Name: "v", Type: "STRING"}},
@@ -88,6 +131,9 @@ func postponedTable(t *testing.T, j *interop.JavaOracle) (string, []interop.Row)
 		PartitionKeys: []string{"dt"},
 		Bucket:        -2,
 		Options:       map[string]string{"postpone.default-bucket-num": "3"},
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		spec.Options[extra[i]] = extra[i+1]
 	}
 	var rows []map[string]any
 	want := map[string]interop.Row{}
