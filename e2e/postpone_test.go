@@ -16,9 +16,11 @@ import (
 	"github.com/compactd/compactd/compact"
 	"github.com/compactd/compactd/fixtures"
 	"github.com/compactd/compactd/interop"
+	"github.com/compactd/compactd/merge"
 	"github.com/compactd/compactd/policy"
 	"github.com/compactd/compactd/sched"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/write"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -225,6 +227,79 @@ func TestPostponedCompactionRace(t *testing.T) {
 			t.Errorf("data file %s was left behind by the run that lost", f)
 		}
 	}
+}
+
+// TestPostponedCommitFailsWhenABucketGotNewRecords: a writer that writes
+// real buckets of a postponed table (Java's batch writes do, with
+// postpone.batch-write-fixed-bucket) adds a file to a bucket the postponed
+// rows go to while compactd moves them. Both numbered their records from
+// the bucket's highest sequence number, so compactd's commit must fail
+// (its precondition) instead of publishing colliding sequence numbers; the
+// next run moves the rows on top of the writer's.
+func TestPostponedCommitFailsWhenABucketGotNewRecords(t *testing.T) {
+	ctx := context.Background()
+	j := interop.Java(t)
+	wh, want := postponedTable(t, j)
+	if _, err := compact.Run(ctx, openLocal(t, wh, "db.t"), compact.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	more := []map[string]any{{"dt": "a", "id": 7000, "v": "postponed-late", "_user": "late", "_commit": 0}}
+	j.Write(wh, "db.t", jsonl(t, more))
+	want = append(want, interop.Row{"dt": "a", "id": int64(7000), "v": "postponed-late"})
+	tb := openLocal(t, wh, "db.t")
+	s := tb.Schema()
+	route, err := write.NewRouter(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := merge.NewEngine(s.EffectiveOptions(), s.Fields, s.PrimaryKeys, s.PartitionKeys...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := table.Row{"a", int64(7000), nil}
+	bucket, err := route.Bucket(late, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, err := route.Partition(late)
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := table.Row{"a", int64(8000), "written-to-the-bucket"}
+	for id := int64(8000); ; id++ {
+		direct[1] = id
+		if b, _ := route.Bucket(direct, 3); b == bucket {
+			break
+		}
+	}
+	want = append(want, interop.Row{"dt": "a", "id": direct[1], "v": "written-to-the-bucket"})
+	_, err = compact.Run(ctx, tb, compact.Options{BeforeCommit: func() {
+		fs, err := tb.FileSet(ctx, mustLatest(ctx, t, tb))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		next := int64(0)
+		for _, f := range fs.Bucket(part, bucket).Files {
+			next = max(next, f.File.MaxSequenceNumber+1)
+		}
+		kv := table.KeyValue{Key: route.Key(direct), Seq: next, Kind: table.RowKindInsert, Value: direct}
+		f, err := write.FlushBucket(ctx, tb, eng, part, bucket, 3, []table.KeyValue{kv}, false, nil)
+		if err == nil {
+			_, err = tb.Commit(ctx, table.CommitRequest{Kind: table.CommitAppend, CommitUser: "fixed-bucket-writer", CommitIdentifier: 1, Entries: f.Entries})
+		}
+		if err != nil {
+			t.Errorf("the concurrent fixed-bucket write: %v", err)
+		}
+	}})
+	var conflict *table.ConflictError
+	if !errors.As(err, &conflict) || !strings.Contains(err.Error(), "sequence numbers") {
+		t.Fatalf("the move beside a write into its bucket: err = %v, want the sequence-number conflict", err)
+	}
+	if _, err := compact.Run(ctx, openLocal(t, wh, "db.t"), compact.Options{}); err != nil {
+		t.Fatalf("the next run: %v", err)
+	}
+	diffRows(t, "Java read after the next run", canon(t, want), canon(t, j.Read(wh, "db.t")))
 }
 
 // TestPostponedFileMissingFailsClosed: a postponed file the snapshot names
