@@ -142,7 +142,8 @@ func (s *Scheduler) Ready() error {
 }
 
 // Handler serves /metrics, /healthz (liveness: the process answers and is
-// not shutting down), /readyz (Ready) and /status (JSON).
+// not shutting down), /readyz (Ready) and /status (JSON, or HTML for a
+// browser: see statusFormat).
 func (s *Scheduler) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.opts.Gatherer, promhttp.HandlerOpts{}))
@@ -165,6 +166,16 @@ func (s *Scheduler) Handler() http.Handler {
 		w.Write([]byte("ready\n"))
 	})
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Add("Vary", "Accept")
+		html, err := statusFormat(r)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if html {
+			s.serveStatusPage(w, r)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
