@@ -171,3 +171,23 @@ func TestReadyzIsReadyOnlyWhileEveryWarehouseIsLockedAndDiscovered(t *testing.T)
 	}
 	expect("stopped after the loss", 503, "lock lost")
 }
+
+// A daemon that shuts down is no longer ready, and says so.
+func TestReadyzIsNotReadyOnceTheDaemonStops(t *testing.T) {
+	wh := t.TempDir()
+	createTable(t, wh, "a", nil)
+	s, stop := start(t, config(t, wh, compactOnly(map[string]string{"compact.enabled": "false"})), sched.Options{})
+	h := s.Handler()
+	waitFor(t, "ready", 10*time.Second, func() bool { return s.Ready() == nil })
+	if body := get(t, h, "/readyz"); body != "ready\n" {
+		t.Fatalf("/readyz %q", body)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+	if rec.Code != 503 || !strings.Contains(rec.Body.String(), "shutting down") {
+		t.Fatalf("/readyz after the daemon stopped: %d %q", rec.Code, rec.Body)
+	}
+}
