@@ -3,8 +3,11 @@ package sched
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -96,7 +99,51 @@ func (s *Scheduler) Status() Status {
 	return st
 }
 
-// Handler serves /metrics, /healthz and /status.
+// Ready is nil when the daemon is ready to do its work: it runs with its
+// config, holds the lock of every configured warehouse (none lost, none past
+// its renewal deadline), and has listed each of them completely at least
+// once, with no discovery error since. Otherwise it says why, naming the
+// warehouse: /readyz answers 503 with it.
+func (s *Scheduler) Ready() error {
+	now := s.opts.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lockErr != nil {
+		return s.lockErr
+	}
+	if s.stopping {
+		return errors.New("shutting down")
+	}
+	var reasons []string
+	for _, wc := range s.cfg.Warehouses {
+		p := s.cfg.WarehousePath(wc)
+		w, ok := s.warehouses[p]
+		var why string
+		switch {
+		case !ok:
+			why = "lock not held (yet): the daemon is starting or could not lock it"
+		case w.lock.Err() != nil:
+			why = w.lock.Err().Error()
+		case !now.Before(w.lock.Deadline()):
+			why = fmt.Sprintf("lock lease not renewed before its deadline %s", w.lock.Deadline().Format(time.RFC3339))
+		case w.err != "":
+			why = "discovery failed: " + w.err
+		case !w.discovered:
+			why = "tables not discovered yet"
+		default:
+			continue
+		}
+		reasons = append(reasons, fmt.Sprintf("warehouse %s: %s", p, why))
+	}
+	if len(reasons) > 0 {
+		return errors.New(strings.Join(reasons, "; "))
+	}
+	return nil
+}
+
+// Handler serves /metrics, /healthz (liveness: the process answers and is
+// not shutting down), /readyz (Ready) and /status (JSON, or HTML for a
+// browser: see statusFormat).
 func (s *Scheduler) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.opts.Gatherer, promhttp.HandlerOpts{}))
@@ -110,7 +157,25 @@ func (s *Scheduler) Handler() http.Handler {
 		}
 		w.Write([]byte("ok\n"))
 	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := s.Ready(); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Write([]byte("ready\n"))
+	})
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Add("Vary", "Accept")
+		html, err := statusFormat(r)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if html {
+			s.serveStatusPage(w, r)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

@@ -316,6 +316,14 @@ func (l *Lock) Expires() time.Time {
 	return l.me.Expires
 }
 
+// Err is why the lock is no longer held (taken over, lapsed, released), nil
+// while it is.
+func (l *Lock) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lost
+}
+
 // Heartbeat renews the lease. It fails with ErrLockLost if the lock was
 // taken over or the lease's deadline passed before the renewal completed
 // (once lost, always lost); other errors are transient and leave the

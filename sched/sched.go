@@ -63,6 +63,8 @@ type Scheduler struct {
 	lastDiscover time.Time
 	reload       bool
 	stopping     bool
+	// lockErr is the lost lock that stopped the daemon (/readyz).
+	lockErr error
 }
 
 type warehouse struct {
@@ -72,6 +74,9 @@ type warehouse struct {
 	cat  catalog.Catalog // lists and opens the tables, commits the catalog's way
 	lock *Lock
 	err  string // last discovery error
+	// discovered: a discovery listed the warehouse completely at least
+	// once since it was locked (/readyz).
+	discovered bool
 	// skipped are the directories discovery left out because compactd
 	// cannot address their names, each warned about once.
 	skipped map[string]bool
@@ -356,6 +361,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		s.keepLocks(hbCtx, func(err error) {
 			s.mu.Lock()
 			s.stopping = true
+			s.lockErr = err
 			s.mu.Unlock()
 			cancelJobs(err)
 			lost <- err
@@ -614,12 +620,12 @@ func (s *Scheduler) discover(ctx context.Context) {
 			s.mu.Unlock()
 			continue
 		}
-		ok := true
+		var dbErrs []error
 		for _, db := range dbs {
 			names, err := w.cat.ListTables(ctx, db)
 			if err != nil {
 				s.log.Error("list database", "warehouse", w.path, "database", db, "err", err)
-				ok = false
+				dbErrs = append(dbErrs, err) // names the database directory
 				continue
 			}
 			for _, n := range names {
@@ -634,12 +640,17 @@ func (s *Scheduler) discover(ctx context.Context) {
 				all = append(all, found{w, full, opts})
 			}
 		}
-		if ok {
-			s.mu.Lock()
+		s.mu.Lock()
+		if err := errors.Join(dbErrs...); err != nil {
+			// A database that cannot be listed is a warehouse error too:
+			// its tables would silently go unwatched.
+			w.err = err.Error()
+		} else {
 			w.err = ""
-			s.mu.Unlock()
+			w.discovered = true
 			seen[w] = true
 		}
+		s.mu.Unlock()
 	}
 	now := s.opts.Now()
 	s.mu.Lock()

@@ -29,7 +29,9 @@ func newDaemonCmd() *cobra.Command {
 
 SIGTERM/SIGINT: stop taking work, let running jobs finish within grace-period, then cancel
 them. SIGHUP: reload the config file (the policy store is reloaded whenever it changes).
-HTTP: /metrics (Prometheus), /healthz, /status (JSON).`,
+HTTP: /metrics (Prometheus), /healthz (liveness), /readyz (readiness: every warehouse
+locked and discovered, else 503 and why), /status (JSON; an HTML page for browsers, or
+?format=html).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
