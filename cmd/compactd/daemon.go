@@ -44,7 +44,9 @@ HTTP: /metrics (Prometheus), /healthz, /status (JSON).`,
 			// collectors here, each component's metrics registered by it.
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-			s, err := sched.New(cfg, sched.Options{Registerer: reg, Gatherer: reg})
+			b := currentBuild()
+			s, err := sched.New(cfg, sched.Options{Registerer: reg, Gatherer: reg,
+				Build: sched.BuildInfo{Version: b.Version, Commit: b.Commit, GoVersion: b.GoVersion}})
 			if err != nil {
 				return err
 			}
@@ -75,7 +77,9 @@ HTTP: /metrics (Prometheus), /healthz, /status (JSON).`,
 							if listen != "" {
 								next.Listen = listen
 							}
-							err = s.Reload(ctx, next)
+							err = s.Reload(ctx, next) // counts its outcome
+						} else {
+							s.ReloadFailed(err)
 						}
 						if err != nil {
 							slog.Error("SIGHUP: config not reloaded, keeping the previous one", "err", err)
