@@ -40,6 +40,11 @@ HTTP: /metrics (Prometheus), /healthz, /status (JSON).`,
 			if listen != "" {
 				cfg.Listen = listen
 			}
+			// SIGHUP is taken from here on: one that arrives while the
+			// daemon starts must not kill it (its default action).
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
 			// One registry for the process: the Go runtime and process
 			// collectors here, each component's metrics registered by it.
 			reg := prometheus.NewRegistry()
@@ -63,9 +68,6 @@ HTTP: /metrics (Prometheus), /healthz, /status (JSON).`,
 			slog.Info("compactd daemon started", "config", configFile, "listen", ln.Addr().String(),
 				"warehouses", len(cfg.Warehouses), "workers", cfg.Workers)
 
-			hup := make(chan os.Signal, 1)
-			signal.Notify(hup, syscall.SIGHUP)
-			defer signal.Stop(hup)
 			go func() {
 				for {
 					select {
