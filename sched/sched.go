@@ -208,6 +208,11 @@ func New(cfg *policy.Config, o Options) (*Scheduler, error) {
 	b.Version, b.Commit = cmp.Or(b.Version, "unknown"), cmp.Or(b.Commit, "unknown")
 	b.GoVersion = cmp.Or(b.GoVersion, runtime.Version())
 	m.buildInfo.WithLabelValues(b.Version, b.Commit, b.GoVersion).Set(1)
+	for _, f := range []string{"config", "policy-store"} {
+		for _, o := range []string{"success", "failure"} {
+			m.reloads.WithLabelValues(f, o) // at zero, so that increase() sees the first
+		}
+	}
 	s := &Scheduler{opts: o, runner: o.Runner, log: o.Logger, m: m, cfg: cfg,
 		warehouses: map[string]*warehouse{}, tables: map[string]*tableState{},
 		store: &policy.Store{Tables: map[string]map[string]string{}}}
@@ -319,6 +324,10 @@ func (s *Scheduler) openWarehouses(ctx context.Context, cfg *policy.Config) erro
 					want[p] = w
 					opened = append(opened, w)
 					s.m.lockHeld.WithLabelValues(p).Set(1)
+					// At zero from the start, so that increase() sees the first.
+					s.m.lockLosses.WithLabelValues(p)
+					s.m.lockRenewals.WithLabelValues(p, "success")
+					s.m.lockRenewals.WithLabelValues(p, "failure")
 					continue
 				}
 				_ = l.Release(context.WithoutCancel(ctx))
@@ -337,6 +346,8 @@ func (s *Scheduler) openWarehouses(ctx context.Context, cfg *policy.Config) erro
 			_ = w.lock.Release(context.WithoutCancel(ctx))
 			_ = w.cat.Close()
 			s.m.lockHeld.DeleteLabelValues(p)
+			s.m.lockLosses.DeleteLabelValues(p)
+			s.m.lockRenewals.DeletePartialMatch(prometheus.Labels{"warehouse": p})
 			for _, t := range s.tables {
 				if t.wh == w {
 					t.gone = true
