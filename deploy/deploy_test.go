@@ -136,3 +136,124 @@ func TestTheDockerfileBuildsAStaticBinaryOfTheDaemon(t *testing.T) {
 		}
 	}
 }
+
+// shellWords splits a command line of the header on blanks, keeping
+// double-quoted words whole (enough for the examples written here).
+func shellWords(line string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted, in := false, false
+	for _, r := range line {
+		switch {
+		case r == '"':
+			quoted = !quoted
+			in = true
+		case (r == ' ' || r == '\t') && !quoted:
+			if in {
+				out = append(out, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// headerCommand returns the command of the file's "#" header that starts
+// with prefix, its continuation lines joined.
+func headerCommand(t *testing.T, file, prefix string) []string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmd string
+	collecting := false
+	for _, l := range strings.Split(string(data), "\n") {
+		if !strings.HasPrefix(l, "#") {
+			break
+		}
+		l = strings.TrimSpace(strings.TrimPrefix(l, "#"))
+		if strings.HasPrefix(l, prefix) {
+			collecting = true
+		}
+		if collecting {
+			cont := strings.HasSuffix(l, "\\")
+			cmd += " " + strings.TrimSuffix(l, "\\")
+			if !cont {
+				break
+			}
+		}
+	}
+	if cmd == "" {
+		t.Fatalf("%s: no %q example in the header", file, prefix)
+	}
+	return shellWords(cmd)
+}
+
+// The Dockerfile's `docker run` example works as written: it mounts the
+// checkout and names the bundled config inside it (whose relative paths
+// then lead to the example warehouse `make demo` creates and to files in
+// the checkout), runs as the caller's uid (the image's user could not
+// write into a host-owned checkout), listens on all interfaces at the
+// published port, and the build context leaves the bulky directories out.
+func TestTheDockerRunExampleWorksAsWritten(t *testing.T) {
+	args := headerCommand(t, "Dockerfile", "docker run")
+	flag := func(name string) string {
+		i := slices.Index(args, name)
+		if i < 0 || i+1 >= len(args) {
+			t.Fatalf("docker run example %v lacks %s", args, name)
+		}
+		return args[i+1]
+	}
+	host, mount, ok := strings.Cut(flag("-v"), ":")
+	if !ok || host != "$PWD" {
+		t.Fatalf("the example mounts %q, want the checkout ($PWD, the build's directory)", flag("-v"))
+	}
+	if flag("--user") != "$(id -u):$(id -g)" {
+		t.Fatalf("the example runs as %q, want the caller's uid and gid", flag("--user"))
+	}
+	conf, ok := strings.CutPrefix(flag("--config"), mount+"/")
+	if !ok {
+		t.Fatalf("--config %s is not in the mounted checkout %s", flag("--config"), mount)
+	}
+	cfg, err := policy.LoadConfig(filepath.Join("..", conf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := filepath.Abs("..")
+	for _, p := range []string{cfg.WarehousePath(cfg.Warehouses[0]), cfg.PolicyPath(), cfg.StatePath()} {
+		abs, _ := filepath.Abs(p)
+		if !strings.HasPrefix(abs, root+string(filepath.Separator)) {
+			t.Errorf("%s resolves outside the mounted checkout", p)
+		}
+	}
+	if wh, _ := filepath.Abs(cfg.WarehousePath(cfg.Warehouses[0])); wh != filepath.Join(root, ".cache", "example-warehouse") {
+		t.Errorf("the config watches %s, not the example warehouse make demo creates", wh)
+	}
+	published := flag("-p")
+	listen := flag("--listen")
+	if _, port, _ := strings.Cut(published, ":"); !strings.HasPrefix(listen, "0.0.0.0:") || !strings.HasSuffix(listen, ":"+port) {
+		t.Errorf("--listen %s is not reachable through -p %s", listen, published)
+	}
+	docker, _ := os.ReadFile("Dockerfile")
+	if !strings.Contains(string(docker), "EXPOSE "+strings.TrimPrefix(listen, "0.0.0.0:")) {
+		t.Errorf("the image does not EXPOSE the example's port")
+	}
+	ignore, err := os.ReadFile("../.dockerignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(ignore), "\n")
+	for _, want := range []string{".git", ".cache", "bin"} {
+		if !slices.Contains(lines, want) {
+			t.Errorf(".dockerignore does not exclude %s", want)
+		}
+	}
+}
