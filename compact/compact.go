@@ -76,9 +76,11 @@ type Summary struct {
 	Snapshot  int64 // the COMPACT snapshot, 0 if nothing was committed
 	Jobs      []*JobResult
 	Abandoned int // jobs dropped because a concurrent change removed their inputs
-	Buckets   int
-	FilesIn   int
-	FilesOut  int
+	// Commits counts what the run's commits met of concurrent writers.
+	Commits  CommitStats
+	Buckets  int
+	FilesIn  int
+	FilesOut int
 	// FilesUpgraded are files moved to a higher level without being
 	// rewritten (their metadata changes, their bytes do not).
 	FilesUpgraded int
@@ -94,6 +96,29 @@ type Summary struct {
 	// what of it the run moved to real buckets.
 	Postponed Postponed
 	Duration  time.Duration
+}
+
+// CommitStats counts what a run's commits met of concurrent writers.
+type CommitStats struct {
+	// Rebases are commit attempts made again on a newer latest snapshot:
+	// another writer took the snapshot id first (or an attempt's outcome
+	// was unknown and it did not land).
+	Rebases int
+	// Conflicts are commits refused because a concurrent change touched
+	// the compaction's inputs; the jobs concerned are abandoned.
+	Conflicts int
+}
+
+// commitCounting returns an OnAttempt for one table.Commit call that
+// counts its attempts after the first in st.Rebases.
+func commitCounting(st *CommitStats) func(int64) {
+	first := true
+	return func(int64) {
+		if !first {
+			st.Rebases++
+		}
+		first = false
+	}
 }
 
 // Supported reports why compactd refuses to compact a table, before
@@ -457,7 +482,7 @@ func Run(ctx context.Context, t *table.Table, o Options) (*Summary, error) {
 	sum := &Summary{Table: t.FullName()}
 	defer func() { sum.Duration = time.Since(start) }()
 	if t.Options().Bucket == table.BucketPostpone {
-		if sum.Postponed, err = assignPostponed(ctx, t, o, now); err != nil {
+		if sum.Postponed, err = assignPostponed(ctx, t, o, now, &sum.Commits); err != nil {
 			return sum, err
 		}
 		sum.Snapshot = sum.Postponed.Snapshot
@@ -489,7 +514,7 @@ func Run(ctx context.Context, t *table.Table, o Options) (*Summary, error) {
 		if o.BeforeCommit != nil {
 			o.BeforeCommit()
 		}
-		snap, kept, err := commitResults(ctx, t, results, o)
+		snap, kept, err := commitResults(ctx, t, results, o, &sum.Commits)
 		if err != nil {
 			return sum, err
 		}
@@ -650,7 +675,7 @@ func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.J
 // or whose bucket's deletion vectors a concurrent commit changed (their
 // vectors would overwrite that commit's), deletes their files, and commits
 // the rest.
-func commitResults(ctx context.Context, t *table.Table, results []*JobResult, o Options) (*table.Snapshot, []*JobResult, error) {
+func commitResults(ctx context.Context, t *table.Table, results []*JobResult, o Options, st *CommitStats) (*table.Snapshot, []*JobResult, error) {
 	kept := results
 	for attempt := 0; ; attempt++ {
 		var entries, changelog []manifest.Entry
@@ -666,11 +691,15 @@ func commitResults(ctx context.Context, t *table.Table, results []*JobResult, o 
 		res, err := t.Commit(ctx, table.CommitRequest{
 			Kind: table.CommitCompact, CommitUser: o.CommitUser, CommitIdentifier: table.BatchCommitIdentifier,
 			Entries: entries, IndexChanges: index, Changelog: changelog,
+			OnAttempt: commitCounting(st),
 		})
 		if err == nil {
 			return res.Snapshot, kept, nil
 		}
 		var conflict *table.ConflictError
+		if errors.As(err, &conflict) {
+			st.Conflicts++
+		}
 		if !errors.As(err, &conflict) || attempt >= 3 {
 			// Outputs are deleted only when the snapshot surely was not
 			// published (Commit says so by not wrapping

@@ -239,6 +239,47 @@ func TestCompactionRebasesOverAConcurrentWriter(t *testing.T) {
 	}
 }
 
+// snapshotThief lets a writer take the id of the first snapshot a commit
+// publishes through it, just before the commit's own exclusive create.
+type snapshotThief struct {
+	fileio.FileIO
+	steal func()
+	done  bool
+}
+
+func (s *snapshotThief) WriteExclusive(ctx context.Context, p string, data []byte) error {
+	if !s.done && strings.Contains(p, "/snapshot/snapshot-") {
+		s.done = true
+		s.steal()
+	}
+	return s.FileIO.WriteExclusive(ctx, p, data)
+}
+
+// A commit that loses its snapshot id to a concurrent writer rebases, and
+// the summary counts it (the daemon's compactd_commit_rebases_total).
+func TestCompactionCountsTheRebasesOfItsCommit(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(5, 6))
+	tb := newTable(t, map[string]string{})
+	writeRandom(t, tb, rng, "writer", 6, 30, 50, false)
+	thief := &snapshotThief{FileIO: tb.FileIO(), steal: func() { writeRandom(t, tb, rng, "late-writer", 1, 10, 50, false) }}
+	ours, err := table.OpenPath(ctx, thief, tb.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := compact.Run(ctx, ours, compact.Options{Full: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !thief.done || sum.Snapshot == 0 || sum.Commits != (compact.CommitStats{Rebases: 1}) {
+		t.Fatalf("snapshot %d, commit stats %+v: want one rebase past the late writer's snapshot", sum.Snapshot, sum.Commits)
+	}
+	s, err := reopen(t, tb).Snapshot(ctx, sum.Snapshot-1)
+	if err != nil || s.CommitUser != "late-writer" {
+		t.Fatalf("snapshot before ours: %+v, %v; want the late writer's", s, err)
+	}
+}
+
 // liveAndOnDisk returns the data files of the table's latest snapshot and
 // the data files in its bucket directories.
 func liveAndOnDisk(t *testing.T, tb *table.Table) (live, disk []string) {
@@ -282,6 +323,9 @@ func TestCompactionAbandonsJobsWhoseInputsAConcurrentCompactionTook(t *testing.T
 	}
 	if other == nil || other.Snapshot == 0 || sum.Snapshot != 0 || sum.Abandoned != other.Buckets {
 		t.Fatalf("want the concurrent compaction to win and ours to abandon every job: other=%+v ours snapshot=%d abandoned=%d", other, sum.Snapshot, sum.Abandoned)
+	}
+	if sum.Commits != (compact.CommitStats{Conflicts: 1}) {
+		t.Fatalf("commit stats %+v, want the one conflict that abandoned the jobs", sum.Commits)
 	}
 	if got := scanRows(t, tb); !slices.Equal(got, before) {
 		t.Fatal("rows changed")

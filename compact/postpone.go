@@ -103,7 +103,7 @@ type postponedBucket struct {
 // assignPostponed moves the postponed rows of t's latest snapshot into real
 // buckets and commits that as one COMPACT snapshot. It returns what it
 // moved (zero when nothing was postponed). A dry run only counts.
-func assignPostponed(ctx context.Context, t *table.Table, o Options, now func() time.Time) (Postponed, error) {
+func assignPostponed(ctx context.Context, t *table.Table, o Options, now func() time.Time, st *CommitStats) (Postponed, error) {
 	latest, err := t.LatestSnapshot(ctx)
 	if isNoSnapshot(err) {
 		return Postponed{}, nil
@@ -297,9 +297,13 @@ func assignPostponed(ctx context.Context, t *table.Table, o Options, now func() 
 	res, err := t.Commit(ctx, table.CommitRequest{
 		Kind: table.CommitCompact, CommitUser: o.CommitUser, CommitIdentifier: table.BatchCommitIdentifier,
 		Entries: entries, Changelog: changelog,
-		Verify: func(ctx context.Context, s *table.Snapshot) error { return noNewRecords(ctx, t, latest, s, targets) },
+		Verify:    func(ctx context.Context, s *table.Snapshot) error { return noNewRecords(ctx, t, latest, s, targets) },
+		OnAttempt: commitCounting(st),
 	})
 	if err != nil {
+		if conflict := (*table.ConflictError)(nil); errors.As(err, &conflict) {
+			st.Conflicts++
+		}
 		if !errors.Is(err, table.ErrCommitOutcomeUnknown) {
 			t.DeleteUnreferenced(written)
 		}

@@ -58,6 +58,11 @@ type Options struct {
 	// NumSortedRunCompactionTrigger is num-sorted-run.compaction-trigger
 	// (default 5).
 	NumSortedRunCompactionTrigger int
+	// NumSortedRunStopTrigger is num-sorted-run.stop-trigger (default the
+	// compaction trigger + 3, never under it): the sorted runs of a bucket
+	// at which Java's writers stop writing until compaction catches up.
+	// The planner does not plan by it; it is the backlog's yardstick.
+	NumSortedRunStopTrigger int
 	// NumLevels is num-levels; default trigger+1. A bucket whose files sit
 	// higher uses max(NumLevels, highest level+1), as Levels does on restore.
 	NumLevels int
@@ -156,6 +161,7 @@ func FromTable(t *table.Options, primaryKey bool) Options {
 		PrimaryKey:                    primaryKey,
 		Bucket:                        t.Bucket,
 		NumSortedRunCompactionTrigger: t.NumSortedRunCompactionTrigger,
+		NumSortedRunStopTrigger:       t.NumSortedRunStopTrigger,
 		NumLevels:                     t.NumLevels,
 		MaxSizeAmplificationPercent:   t.CompactionMaxSizeAmplification,
 		SizeRatio:                     t.CompactionSizeRatio,

@@ -99,6 +99,10 @@ func (s *Scheduler) execute(ctx context.Context, t *tableState, k policy.Kind, j
 			if sum.Abandoned > 0 {
 				rec.Note = fmt.Sprintf("%d bucket jobs abandoned after concurrent changes", sum.Abandoned)
 			}
+			lv := []string{t.wh.path, t.name, string(k)}
+			s.m.commitRebases.WithLabelValues(lv...).Add(float64(sum.Commits.Rebases))
+			s.m.commitConflicts.WithLabelValues(lv...).Add(float64(sum.Commits.Conflicts))
+			s.m.abandoned.WithLabelValues(lv...).Add(float64(sum.Abandoned))
 		}
 		if err != nil {
 			return err
@@ -204,7 +208,7 @@ func (s *Scheduler) observe(ctx context.Context, tb *table.Table, overrides map[
 		return Backlog{}, false, err
 	}
 	bl := planner.Backlog(v.View, popts, now)
-	b := Backlog{Observed: now, Trigger: popts.NumSortedRunCompactionTrigger, RunsOverTrigger: bl.RunsOverTrigger,
+	b := Backlog{Observed: now, Trigger: popts.NumSortedRunCompactionTrigger, StopTrigger: popts.NumSortedRunStopTrigger, RunsOverTrigger: bl.RunsOverTrigger,
 		PendingBytes: bl.RewriteBytes, Buckets: len(v.View.Buckets)}
 	if v.Snapshot != nil {
 		b.Snapshot = v.Snapshot.ID
@@ -247,6 +251,10 @@ func (s *Scheduler) setBacklog(t *tableState, b Backlog) {
 	s.m.postponedRows.WithLabelValues(l...).Set(float64(b.PostponedRows))
 	s.m.postponedFiles.WithLabelValues(l...).Set(float64(b.PostponedFiles))
 	s.m.snapshots.WithLabelValues(l...).Set(float64(b.Snapshots))
+	s.m.stopTrigger.WithLabelValues(l...).Set(float64(b.StopTrigger))
+	if b.StopTrigger > 0 {
+		s.m.stopRatio.WithLabelValues(l...).Set(float64(b.SortedRunsMax) / float64(b.StopTrigger))
+	}
 }
 
 // finish records a job's outcome and decides when the kind runs next.
@@ -294,7 +302,8 @@ func (s *Scheduler) finish(ctx context.Context, t *tableState, k policy.Kind, j 
 			// different times anyway, and /status shows the exact next try.
 			wait := backoff.Policy{Base: retry.Initial.D(), Max: retry.Max.D()}.Delay(t.failures[k] - 1)
 			t.next[k] = end.Add(wait)
-			log.Warn("job failed: retrying", "class", class.String(), "attempt", t.failures[k], "backoff", wait, "err", err)
+			s.m.retries.WithLabelValues(t.wh.path, t.name, string(k), class.String()).Inc()
+			log.Warn("job failed: retrying", "class", class.String(), "attempt", t.failures[k], "backoff", wait.String(), "err", err)
 		}
 	}
 	s.m.jobs.WithLabelValues(t.wh.path, t.name, string(k), rec.Outcome).Inc()

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/compactd/compactd/compact"
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/policy"
@@ -124,7 +126,8 @@ func TestAHolderWhoseHeartbeatsFailCancelsItsJobsBeforeItsLeaseEnds(t *testing.T
 	cfg := config(t, wh, compactOnly(nil))
 	cfg.LockLease = policy.Duration(2 * time.Second)
 	cfg.GracePeriod = policy.Duration(time.Minute) // a lost lock must not wait for it
-	s, err := sched.New(cfg, sched.Options{Runner: r, Logger: logger(t),
+	reg := prometheus.NewRegistry()
+	s, err := sched.New(cfg, sched.Options{Runner: r, Logger: logger(t), Registerer: reg,
 		FileIO: func(context.Context, policy.Warehouse, string) (fileio.FileIO, error) { return fio, nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -160,6 +163,22 @@ func TestAHolderWhoseHeartbeatsFailCancelsItsJobsBeforeItsLeaseEnds(t *testing.T
 	}
 	if !errors.Is(runErr, sched.ErrLockLost) {
 		t.Fatalf("Run returned %v, want ErrLockLost", runErr)
+	}
+	// The metrics tell: renewals that succeeded, then failed, one loss,
+	// the lock no longer held.
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		ok     func(float64) bool
+	}{
+		{"compactd_warehouse_lock_renewals_total", map[string]string{"warehouse": wh, "outcome": "success"}, func(v float64) bool { return v >= 1 }},
+		{"compactd_warehouse_lock_renewals_total", map[string]string{"warehouse": wh, "outcome": "failure"}, func(v float64) bool { return v >= 1 }},
+		{"compactd_warehouse_lock_losses_total", map[string]string{"warehouse": wh}, func(v float64) bool { return v == 1 }},
+		{"compactd_warehouse_lock_held", map[string]string{"warehouse": wh}, func(v float64) bool { return v == 0 }},
+	} {
+		if v, found := metricValue(t, reg, c.name, c.labels); !found || !c.ok(v) {
+			t.Errorf("%s%v = %v (present %v)", c.name, c.labels, v, found)
+		}
 	}
 	if n := calls.Load(); n != 1 {
 		t.Errorf("%d compactions started, want 1 (no new work once renewals fail past the deadline)", n)

@@ -23,10 +23,25 @@ type metrics struct {
 	jobs, failures             *prometheus.CounterVec
 	rows, bytes, filesDeleted  *prometheus.CounterVec
 	queue, busy, workers, tabs prometheus.Gauge
+
+	// The backlog against the writers' stall point.
+	stopTrigger, stopRatio *prometheus.GaugeVec
+	// What compaction commits met of concurrent writers.
+	commitRebases, commitConflicts, abandoned *prometheus.CounterVec
+	retries                                   *prometheus.CounterVec
+	storage                                   *prometheus.CounterVec
+	lockHeld                                  *prometheus.GaugeVec
+	lockRenewals, lockLosses                  *prometheus.CounterVec
+	reloads                                   *prometheus.CounterVec
+	buildInfo                                 *prometheus.GaugeVec
 }
 
 var tableLabels = []string{"warehouse", "table"}
-var jobLabels = []string{"warehouse", "table", "job"}
+
+// jobLabels name the job kind "kind", not "job": Prometheus sets "job" on
+// every scraped series to the scrape job's name (renaming ours to
+// exported_job), so a label of that name would not survive a scrape.
+var jobLabels = []string{"warehouse", "table", "kind"}
 
 // newMetrics creates the metrics on reg. A metric reg already holds (a
 // second scheduler on the same registry) is an error, not a panic.
@@ -65,6 +80,25 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		busy:         gauge("workers_busy", "Workers running a job."),
 		workers:      gauge("workers", "Worker pool size."),
 		tabs:         gauge("tables", "Tables watched."),
+
+		stopTrigger: g("table_sorted_runs_stop_trigger", "num-sorted-run.stop-trigger of the table: the sorted runs of one bucket at which Java's writers stall.", tableLabels...),
+		stopRatio: g("table_sorted_runs_stop_trigger_ratio",
+			"Most sorted runs of one bucket divided by num-sorted-run.stop-trigger: at 1 the table's Java writers stall until compaction catches up.", tableLabels...),
+		commitRebases: c("commit_rebases_total",
+			"Compaction commit attempts made again on a newer snapshot after a concurrent writer took the snapshot id first.", jobLabels...),
+		commitConflicts: c("commit_conflicts_total",
+			"Compaction commits refused because a concurrent change touched their inputs (the jobs concerned are abandoned).", jobLabels...),
+		abandoned: c("compaction_bucket_jobs_abandoned_total", "Bucket compactions dropped because a concurrent change removed their inputs.", jobLabels...),
+		retries:   c("job_retries_total", "Failed jobs the scheduler tries again after a backoff, by error class.", append(jobLabels, "class")...),
+		storage: c("storage_operations_total",
+			"Storage (FileIO) operations by operation and outcome (ok, not_found, exists, cancelled, error); read counts reads of open files, some served from read-ahead.",
+			"warehouse", "op", "outcome"),
+		lockHeld:     g("warehouse_lock_held", "1 while the daemon holds the warehouse lock.", "warehouse"),
+		lockRenewals: c("warehouse_lock_renewals_total", "Warehouse lock renewals by outcome (success, failure).", "warehouse", "outcome"),
+		lockLosses:   c("warehouse_lock_losses_total", "Warehouse locks lost (taken over or lapsed); the daemon stops after one.", "warehouse"),
+		reloads: c("config_reloads_total", "Reloads of the config file (SIGHUP) and of the policy store, by outcome (success, failure).",
+			"file", "outcome"),
+		buildInfo: g("build_info", "Always 1; the labels are the running build's.", "version", "commit", "goversion"),
 	}
 	if safe.err != nil {
 		return nil, fmt.Errorf("sched: register metrics: %w", safe.err)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -39,6 +40,15 @@ type Options struct {
 	// one.
 	Registerer prometheus.Registerer
 	Gatherer   prometheus.Gatherer
+	// Build labels compactd_build_info; empty fields are "unknown" (the
+	// Go version: the running one).
+	Build BuildInfo
+}
+
+// BuildInfo identifies the running build (the caller knows it: the
+// version and commit are set at link time in the command).
+type BuildInfo struct {
+	Version, Commit, GoVersion string
 }
 
 // Scheduler is the daemon. Create it with New, run it with Run.
@@ -131,6 +141,9 @@ type Backlog struct {
 	RunsOverTrigger int       `json:"runsOverTrigger"`
 	PendingBytes    int64     `json:"pendingBytes"`
 	Trigger         int       `json:"trigger"`
+	// StopTrigger is num-sorted-run.stop-trigger: a bucket with this many
+	// sorted runs stalls the table's Java writers.
+	StopTrigger int `json:"stopTrigger"`
 	// PostponedRows and PostponedFiles wait in bucket-postpone (bucket =
 	// -2 tables): readers see none of them until a compaction moves them.
 	PostponedRows  int64 `json:"postponedRows"`
@@ -196,6 +209,15 @@ func New(cfg *policy.Config, o Options) (*Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
+	b := o.Build
+	b.Version, b.Commit = cmp.Or(b.Version, "unknown"), cmp.Or(b.Commit, "unknown")
+	b.GoVersion = cmp.Or(b.GoVersion, runtime.Version())
+	m.buildInfo.WithLabelValues(b.Version, b.Commit, b.GoVersion).Set(1)
+	for _, f := range []string{"config", "policy-store"} {
+		for _, o := range []string{"success", "failure"} {
+			m.reloads.WithLabelValues(f, o) // at zero, so that increase() sees the first
+		}
+	}
 	s := &Scheduler{opts: o, runner: o.Runner, log: o.Logger, m: m, cfg: cfg,
 		warehouses: map[string]*warehouse{}, tables: map[string]*tableState{},
 		store: &policy.Store{Tables: map[string]map[string]string{}}}
@@ -223,11 +245,14 @@ func (s *Scheduler) Config() *policy.Config {
 func (s *Scheduler) Reload(ctx context.Context, cfg *policy.Config) error {
 	cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
+		s.ReloadFailed(err)
 		return err
 	}
 	if err := s.openWarehouses(ctx, cfg); err != nil {
+		s.ReloadFailed(err)
 		return err
 	}
+	s.m.reloads.WithLabelValues("config", "success").Inc()
 	s.mu.Lock()
 	s.cfg = cfg
 	s.reload = true
@@ -235,6 +260,20 @@ func (s *Scheduler) Reload(ctx context.Context, cfg *policy.Config) error {
 	s.mu.Unlock()
 	s.log.Info("configuration reloaded", "config", cfg.Path, "warehouses", len(cfg.Warehouses), "workers", cfg.Workers)
 	return nil
+}
+
+// ReloadFailed counts a config reload that failed before Reload was
+// called (the file could not be read or parsed); Reload counts its own.
+func (s *Scheduler) ReloadFailed(err error) {
+	s.m.reloads.WithLabelValues("config", "failure").Inc()
+}
+
+// observeStorage wraps a warehouse's FileIO so that its operations are
+// counted in compactd_storage_operations_total.
+func (s *Scheduler) observeStorage(warehouse string, fio fileio.FileIO) fileio.FileIO {
+	return fileio.Observe(fio, func(op string, err error) {
+		s.m.storage.WithLabelValues(warehouse, op, fileio.OutcomeOf(err)).Inc()
+	})
 }
 
 // checkWarehouse fails for a warehouse that is not what the config can
@@ -278,6 +317,7 @@ func (s *Scheduler) openWarehouses(ctx context.Context, cfg *policy.Config) erro
 		}
 		fio, err := s.opts.FileIO(ctx, wc, p)
 		if err == nil {
+			fio = s.observeStorage(p, fio)
 			err = checkWarehouse(ctx, fio, p)
 		}
 		if err == nil {
@@ -288,6 +328,11 @@ func (s *Scheduler) openWarehouses(ctx context.Context, cfg *policy.Config) erro
 				if w.cat, err = s.openCatalog(ctx, w); err == nil {
 					want[p] = w
 					opened = append(opened, w)
+					s.m.lockHeld.WithLabelValues(p).Set(1)
+					// At zero from the start, so that increase() sees the first.
+					s.m.lockLosses.WithLabelValues(p)
+					s.m.lockRenewals.WithLabelValues(p, "success")
+					s.m.lockRenewals.WithLabelValues(p, "failure")
 					continue
 				}
 				_ = l.Release(context.WithoutCancel(ctx))
@@ -296,6 +341,7 @@ func (s *Scheduler) openWarehouses(ctx context.Context, cfg *policy.Config) erro
 		for _, w := range opened {
 			_ = w.lock.Release(context.WithoutCancel(ctx))
 			_ = w.cat.Close()
+			s.m.lockHeld.DeleteLabelValues(w.path)
 		}
 		return fmt.Errorf("warehouse %s: %w", p, err)
 	}
@@ -304,6 +350,9 @@ func (s *Scheduler) openWarehouses(ctx context.Context, cfg *policy.Config) erro
 		if _, ok := want[p]; !ok {
 			_ = w.lock.Release(context.WithoutCancel(ctx))
 			_ = w.cat.Close()
+			s.m.lockHeld.DeleteLabelValues(p)
+			s.m.lockLosses.DeleteLabelValues(p)
+			s.m.lockRenewals.DeletePartialMatch(prometheus.Labels{"warehouse": p})
 			for _, t := range s.tables {
 				if t.wh == w {
 					t.gone = true
@@ -326,7 +375,13 @@ func (s *Scheduler) openCatalog(ctx context.Context, w *warehouse) (catalog.Cata
 	if _, ok := opts["warehouse"]; !ok {
 		opts["warehouse"] = w.path
 	}
-	c, err := catalog.Open(ctx, opts, func(ctx context.Context, p string) (fileio.FileIO, error) { return s.opts.FileIO(ctx, w.cfg, p) })
+	c, err := catalog.Open(ctx, opts, func(ctx context.Context, p string) (fileio.FileIO, error) {
+		fio, err := s.opts.FileIO(ctx, w.cfg, p)
+		if err != nil {
+			return nil, err
+		}
+		return s.observeStorage(w.path, fio), nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -392,7 +447,7 @@ loop:
 	if runErr != nil {
 		s.log.Error("lock lost: running jobs cancelled", "running", busy, "err", runErr)
 	} else {
-		s.log.Info("shutting down: no new jobs", "running", busy, "grace", grace)
+		s.log.Info("shutting down: no new jobs", "running", busy, "grace", grace.String())
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -419,6 +474,7 @@ loop:
 		if err := w.lock.Release(context.Background()); err != nil {
 			s.log.Warn("release warehouse lock", "warehouse", w.path, "err", err)
 		}
+		s.m.lockHeld.WithLabelValues(w.path).Set(0)
 		if err := w.cat.Close(); err != nil {
 			s.log.Warn("close catalog", "warehouse", w.path, "catalog", w.cat.Name(), "err", err)
 		}
@@ -462,6 +518,7 @@ func (s *Scheduler) keepLocks(ctx context.Context, lost func(error)) {
 				// Dropped by a reload, which released its lock.
 				delete(next, l)
 			case errors.Is(r.err, ErrLockLost):
+				s.lockLost(r.w.path)
 				s.log.Error("warehouse lock lost: stopping", "warehouse", r.w.path, "err", r.err)
 				lost(fmt.Errorf("warehouse %s: %w", r.w.path, r.err))
 				return
@@ -470,9 +527,11 @@ func (s *Scheduler) keepLocks(ctx context.Context, lost func(error)) {
 					return
 				}
 				next[l] = s.opts.Now().Add(poll)
+				s.m.lockRenewals.WithLabelValues(r.w.path, "failure").Inc()
 				s.log.Warn("warehouse lock heartbeat failed", "warehouse", r.w.path, "err", r.err,
 					"deadline", l.Deadline())
 			default:
+				s.m.lockRenewals.WithLabelValues(r.w.path, "success").Inc()
 				next[l] = s.opts.Now().Add(leaseFor / 4)
 			}
 		case <-time.After(poll):
@@ -486,6 +545,7 @@ func (s *Scheduler) keepLocks(ctx context.Context, lost func(error)) {
 			if d := l.Deadline(); !now.Before(d) {
 				err := fmt.Errorf("warehouse %s: %w: %s not renewed before %s (lease %s, margin %s)", w.path, ErrLockLost,
 					l.Path(), d.Format(time.RFC3339Nano), leaseFor, LockMargin(leaseFor))
+				s.lockLost(w.path)
 				s.log.Error("warehouse lock lapsed: stopping", "warehouse", w.path, "err", err)
 				lost(err)
 				return
@@ -510,6 +570,12 @@ func (s *Scheduler) keepLocks(ctx context.Context, lost func(error)) {
 			}()
 		}
 	}
+}
+
+// lockLost records a lost warehouse lock in the metrics.
+func (s *Scheduler) lockLost(warehouse string) {
+	s.m.lockLosses.WithLabelValues(warehouse).Inc()
+	s.m.lockHeld.WithLabelValues(warehouse).Set(0)
 }
 
 // tick is one pass of the scheduling loop.
@@ -584,10 +650,12 @@ func (s *Scheduler) reloadStore() {
 	s.storeLoaded, s.storeMod = true, m
 	if err != nil {
 		s.storeErr = err.Error()
+		s.m.reloads.WithLabelValues("policy-store", "failure").Inc()
 		s.log.Error("policy store unreadable: keeping the previous policies", "file", file, "err", err)
 		return
 	}
 	if loaded {
+		s.m.reloads.WithLabelValues("policy-store", "success").Inc()
 		s.log.Info("policy store reloaded", "file", file)
 	}
 	s.storeErr = ""
@@ -720,7 +788,7 @@ func (s *Scheduler) resolveJobs(t *tableState, now time.Time) {
 func (s *Scheduler) deleteTableMetrics(t *tableState) {
 	l := map[string]string{"warehouse": t.wh.path, "table": t.name}
 	for _, g := range []*prometheus.GaugeVec{s.m.sortedRunsMax, s.m.sortedRunsSum, s.m.level0Max, s.m.level0Sum, s.m.pendingBytes, s.m.runsOverTrigger,
-		s.m.postponedRows, s.m.postponedFiles,
+		s.m.postponedRows, s.m.postponedFiles, s.m.stopTrigger, s.m.stopRatio,
 		s.m.snapshots, s.m.halted, s.m.lastSuccess} {
 		g.DeletePartialMatch(l)
 	}

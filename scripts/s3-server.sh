@@ -2,11 +2,12 @@
 # s3-server.sh start|stop|env|status — a loopback S3-compatible server for tests.
 #
 # Runs versitygw (Apache-2.0) with its posix backend on 127.0.0.1 on a free
-# port, in a temporary directory, with fixed test credentials, and creates
-# the test bucket. The binary is built once with `go install` and cached in
+# port (or $COMPACTD_S3_PORT), with fixed test credentials, and creates the
+# test bucket. The binary is built once with `go install` and cached in
 # ${XDG_CACHE_HOME:-$HOME/.cache}/compactd/bin (the first build takes a few
-# minutes). State (pid, env, data) lives in $COMPACTD_S3_STATE_DIR
-# (default ${TMPDIR:-/tmp}/compactd-s3-$UID).
+# minutes). State (pid, env, data) is the checkout's own, in
+# $COMPACTD_S3_STATE_DIR (default <checkout>/.cache/s3-server): `make test` in
+# two checkouts runs two servers, and neither stops the other's.
 #
 #   eval "$(scripts/s3-server.sh start)"   # start (idempotent) and export the env
 #   scripts/s3-server.sh env               # print the exports of a running server
@@ -16,7 +17,9 @@ set -euo pipefail
 VERSITYGW_VERSION=v1.8.0
 BIN_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/compactd/bin"
 BIN="$BIN_DIR/versitygw"
-STATE_DIR="${COMPACTD_S3_STATE_DIR:-${TMPDIR:-/tmp}/compactd-s3-$(id -u)}"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+STATE_DIR="${COMPACTD_S3_STATE_DIR:-$ROOT/.cache/s3-server}"
+PORT="${COMPACTD_S3_PORT:-}" # empty: a free port, chosen at start
 PID_FILE="$STATE_DIR/versitygw.pid"
 ENV_FILE="$STATE_DIR/env"
 LOG_FILE="$STATE_DIR/versitygw.log"
@@ -44,6 +47,10 @@ install_bin() {
 	log "built in $((SECONDS - start)) s"
 }
 
+# The pid file's process is ours only if it serves this state directory (a
+# pid reused after a reboot is not stopped).
+PID_MATCH="$STATE_DIR/data"
+
 # running, stop, env_cmd and the command dispatch.
 # shellcheck source=scripts/server-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/server-lib.sh"
@@ -63,9 +70,13 @@ start() {
 	mkdir -p "$STATE_DIR/data" "$STATE_DIR/meta"
 	local port pid code attempt
 	for attempt in 1 2 3 4 5 6 7 8; do
-		port=$((20000 + RANDOM % 40000))
+		port=${PORT:-$((20000 + RANDOM % 40000))}
 		# Occupied if something accepts a connection there.
 		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			if [[ -n "$PORT" ]]; then
+				log "port $PORT (COMPACTD_S3_PORT) is taken"
+				exit 1
+			fi
 			continue
 		fi
 		# --sidecar keeps object metadata in files, so the data directory
@@ -91,6 +102,9 @@ start() {
 		wait "$pid" 2>/dev/null || true
 		pid=""
 		log "attempt $attempt on port $port failed: $(tail -n 3 "$LOG_FILE" 2>/dev/null)"
+		if [[ -n "$PORT" ]]; then
+			break
+		fi
 	done
 	if [[ -z "${pid:-}" ]]; then
 		log "could not start versitygw; log in $LOG_FILE"

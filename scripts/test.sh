@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the whole test suite. Installs the oracle (Java Paimon, pypaimon) and the
-# loopback S3 server on first use (cached under ~/.m2 and ~/.cache/compactd),
+# Runs the whole test suite. Installs the oracle (Java Paimon, pypaimon), promtool
+# (scripts/install-test-tools.sh) and the loopback S3 server on first use (cached
+# under ~/.m2 and ~/.cache/compactd),
 # and PostgreSQL + MariaDB from Debian packages (scripts/db-servers.sh), starts
 # the servers (and Paimon's REST catalog server, scripts/rest-server.sh),
 # installs headless Chromium from Debian packages for the /status page test
@@ -15,6 +16,10 @@ go mod download
 
 echo "== oracle: Java Paimon + pypaimon"
 bash interop/install.sh
+
+echo "== test tools: promtool"
+PATH="$PATH:$(bash scripts/install-test-tools.sh)"
+export PATH
 
 echo "== S3 server, PostgreSQL and MariaDB (JDBC catalogs), REST catalog server"
 # One trap stops every server, whichever of them started.

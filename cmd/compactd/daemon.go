@@ -42,11 +42,18 @@ locked and discovered, else 503 and why), /status (JSON; an HTML page for browse
 			if listen != "" {
 				cfg.Listen = listen
 			}
+			// SIGHUP is taken from here on: one that arrives while the
+			// daemon starts must not kill it (its default action).
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
 			// One registry for the process: the Go runtime and process
 			// collectors here, each component's metrics registered by it.
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-			s, err := sched.New(cfg, sched.Options{Registerer: reg, Gatherer: reg})
+			b := currentBuild()
+			s, err := sched.New(cfg, sched.Options{Registerer: reg, Gatherer: reg,
+				Build: sched.BuildInfo{Version: b.Version, Commit: b.Commit, GoVersion: b.GoVersion}})
 			if err != nil {
 				return err
 			}
@@ -63,9 +70,6 @@ locked and discovered, else 503 and why), /status (JSON; an HTML page for browse
 			slog.Info("compactd daemon started", "config", configFile, "listen", ln.Addr().String(),
 				"warehouses", len(cfg.Warehouses), "workers", cfg.Workers)
 
-			hup := make(chan os.Signal, 1)
-			signal.Notify(hup, syscall.SIGHUP)
-			defer signal.Stop(hup)
 			go func() {
 				for {
 					select {
@@ -77,7 +81,9 @@ locked and discovered, else 503 and why), /status (JSON; an HTML page for browse
 							if listen != "" {
 								next.Listen = listen
 							}
-							err = s.Reload(ctx, next)
+							err = s.Reload(ctx, next) // counts its outcome
+						} else {
+							s.ReloadFailed(err)
 						}
 						if err != nil {
 							slog.Error("SIGHUP: config not reloaded, keeping the previous one", "err", err)

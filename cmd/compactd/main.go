@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -94,18 +95,31 @@ func setupLogging(g globalFlags) error {
 	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
-	opts := &slog.HandlerOptions{Level: level}
-	var h slog.Handler
-	switch g.logFormat {
-	case "text":
-		h = slog.NewTextHandler(os.Stderr, opts)
-	case "json":
-		h = slog.NewJSONHandler(os.Stderr, opts)
-	default:
-		return fmt.Errorf("--log-format: want text or json, got %q", g.logFormat)
+	h, err := newLogHandler(os.Stderr, g.logFormat, level)
+	if err != nil {
+		return err
 	}
 	slog.SetDefault(slog.New(h))
 	return nil
+}
+
+// newLogHandler is the handler of --log-format. Durations are written as
+// Go writes them ("1.5s", "2m0s") in both formats: the JSON handler would
+// write nanoseconds.
+func newLogHandler(w io.Writer, format string, level slog.Level) (slog.Handler, error) {
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Value.Kind() == slog.KindDuration {
+			a.Value = slog.StringValue(a.Value.Duration().String())
+		}
+		return a
+	}}
+	switch format {
+	case "text":
+		return slog.NewTextHandler(w, opts), nil
+	case "json":
+		return slog.NewJSONHandler(w, opts), nil
+	}
+	return nil, fmt.Errorf("--log-format: want text or json, got %q", format)
 }
 
 // openTable opens "<db>.<table>" in a warehouse, through the catalog the

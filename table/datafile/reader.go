@@ -60,7 +60,8 @@ const localReadBudget = 1 << 20
 
 func readBufferSize(fio fileio.FileIO, leaves int) int {
 	budget := readBudget
-	if _, ok := fio.(*fileio.Local); ok {
+	// Unwrapped: the daemon observes its stores through fileio.Observe.
+	if _, ok := fileio.Unwrap(fio).(*fileio.Local); ok {
 		budget = localReadBudget
 	}
 	return min(max(budget/max(leaves, 1), 64<<10), 1<<20)
