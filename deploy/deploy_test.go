@@ -119,6 +119,10 @@ func TestTheKubernetesExampleIsConsistent(t *testing.T) {
 	if probe["path"] != "/healthz" {
 		t.Fatal("liveness probe is not /healthz")
 	}
+	// Readiness is the lock and the first discovery (/readyz), not mere liveness.
+	if ready, ok := c["readinessProbe"].(object); !ok || ready["httpGet"].(object)["path"] != "/readyz" {
+		t.Fatal("readiness probe is not /readyz")
+	}
 	grace := pod["terminationGracePeriodSeconds"].(int)
 	if grace <= int(cfg.GracePeriod.D().Seconds()) {
 		t.Fatalf("terminationGracePeriodSeconds %d must exceed the daemon's grace period %s", grace, cfg.GracePeriod.D())
