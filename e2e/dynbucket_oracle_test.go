@@ -292,6 +292,7 @@ func checkCompactSnapshot(t *testing.T, wh, name string) {
 //   - Java's own full compaction on top of compactd's output reads as the
 //     reference, and pypaimon and compactd's scan read what Java reads.
 func TestDynamicBucketTablesCompactAsJava(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	j := interop.Java(t)
 	py := interop.Python(t)
@@ -473,6 +474,7 @@ func TestDynamicBucketTablesCompactAsJava(t *testing.T) {
 // (bucket=-1, primary key k without the partition key dt) is refused
 // naming the table, and left as it was.
 func TestDamagedHashIndexFilesAreCarriedUntouched(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	j := interop.Java(t)
 	wh := filepath.Join(t.TempDir(), "wh")
@@ -583,6 +585,7 @@ func TestDamagedHashIndexFilesAreCarriedUntouched(t *testing.T) {
 // each with its bucket, equal those of the same writes into a table nobody
 // compacted: one lost or stale HASH entry would route a key elsewhere.
 func TestJavaDynamicBucketWriterKeepsCommittingWhileCompactdCompacts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	j := interop.Java(t)
 	spec := fixtures.Spec{

@@ -437,6 +437,7 @@ func ppCompactd(t *testing.T, bin, wh string) {
 // nine tables (four engines, partitioned or not, and deduplicate with deletion vectors) go through the rounds in lockstep, so each
 // step's Java and pypaimon work for all of them runs in one JVM and one Python process.
 func TestPostponeBucketsMatchJavaPostponeCompaction(t *testing.T) {
+	t.Parallel()
 	j := interop.Java(t)
 	py := interop.Python(t)
 	bin := buildCLI(t)

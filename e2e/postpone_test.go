@@ -29,6 +29,7 @@ import (
 // after compactd's compaction Java reads every row, merged by key in each
 // writer's commit order.
 func TestPostponedRowsBecomeVisible(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	j := interop.Java(t)
 	wh, wantRows := postponedTable(t, j)
@@ -55,6 +56,7 @@ func TestPostponedRowsBecomeVisible(t *testing.T) {
 // which the compaction after the move merges; Java reads every key once
 // with its last value.
 func TestPostponedRowsOverflowTheWriteBuffer(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	j := interop.Java(t)
 	wh, want := postponedTable(t, j)
@@ -86,6 +88,7 @@ func TestPostponedRowsOverflowTheWriteBuffer(t *testing.T) {
 // (compactd commits the move and the compaction as two snapshots where
 // Java has one, so snapshots are not compared).
 func TestPostponedChangelogMatchesJava(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	j := interop.Java(t)
 	for _, producer := range []string{"input", "lookup"} {
@@ -167,6 +170,7 @@ func postponedTable(t *testing.T, j *interop.JavaOracle, extra ...string) (strin
 // compactd's to move in that commit: it stays in bucket-postpone (nothing
 // lost, nothing read twice) and the next run moves it.
 func TestPostponedCompactionBesideAWriter(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	j := interop.Java(t)
 	wh, want := postponedTable(t, j)
@@ -203,6 +207,7 @@ func TestPostponedCompactionBesideAWriter(t *testing.T) {
 // rows would be in the buckets twice, with colliding sequence numbers),
 // and leave none of its files behind.
 func TestPostponedCompactionRace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	j := interop.Java(t)
 	wh, want := postponedTable(t, j)
@@ -237,6 +242,7 @@ func TestPostponedCompactionRace(t *testing.T) {
 // (its precondition) instead of publishing colliding sequence numbers; the
 // next run moves the rows on top of the writer's.
 func TestPostponedCommitFailsWhenABucketGotNewRecords(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	j := interop.Java(t)
 	wh, want := postponedTable(t, j)
@@ -305,6 +311,7 @@ func TestPostponedCommitFailsWhenABucketGotNewRecords(t *testing.T) {
 // TestPostponedFileMissingFailsClosed: a postponed file the snapshot names
 // is gone; compaction stops naming it and commits nothing.
 func TestPostponedFileMissingFailsClosed(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	j := interop.Java(t)
 	wh, _ := postponedTable(t, j)
@@ -396,6 +403,7 @@ func gauge(g prometheus.Gatherer, name string) (float64, error) {
 // backlog (gauge and /status), compacts them, and afterwards reports none
 // while Java reads every row.
 func TestDaemonCompactsPostponedRows(t *testing.T) {
+	t.Parallel()
 	j := interop.Java(t)
 	wh, want := postponedTable(t, j)
 	cfg := &policy.Config{Path: filepath.Join(t.TempDir(), "compactd.yaml"), Workers: 1,

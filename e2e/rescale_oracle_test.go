@@ -185,6 +185,7 @@ func expectRows(t *testing.T, rows []string, dt string, replace []byte) []string
 //   - a Java commit into the partition between compactd's read and its
 //     commit fails the rescale; the table is as Java left it.
 func TestRescaleAgainstJava(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	j := interop.Java(t)
 	wh := t.TempDir()
@@ -362,6 +363,7 @@ func TestRescaleAgainstJava(t *testing.T) {
 // in buckets 0..2 at the top level, and every bucket-postpone file (the
 // concurrent writer's too) is still there.
 func TestRescalePostponeBucketTableAgainstJava(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	j := interop.Java(t)
 	wh := t.TempDir()

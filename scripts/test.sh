@@ -44,5 +44,5 @@ echo "== lint: gofmt, vet, golangci-lint (layering)"
 bash scripts/lint.sh
 
 echo "== go test"
-go test -count=1 -timeout 40m ./...
+go test -count=1 -timeout 60m ./...
 echo "== done in $(( $(date +%s) - start ))s"

@@ -35,7 +35,7 @@ func compactdBinary(t *testing.T) string {
 		}
 		binPath = filepath.Join(binDir, "compactd")
 		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
-			binError = fmt.Errorf("build: %v\n%s", err, out)
+			binError = fmt.Errorf("build: %w\n%s", err, out)
 		}
 	})
 	if binError != nil {
