@@ -16,6 +16,7 @@ var examples = map[string]string{
 	"compactd plan":              "compactd plan /data/warehouse shop.orders\ncompactd plan --full --partition dt=2024-01-01 /data/warehouse shop.orders --json",
 	"compactd compact":           "compactd compact /data/warehouse shop.orders\ncompactd compact --full --partition dt=2024-01-01 /data/warehouse shop.orders\ncompactd compact --dry-run --json /data/warehouse shop.orders",
 	"compactd daemon":            "compactd daemon --config /etc/compactd/compactd.yaml\ncompactd daemon --config compactd.yaml --listen 127.0.0.1:9464",
+	"compactd doctor":            "compactd doctor /data/warehouse shop.orders\ncompactd doctor s3://lake/warehouse shop.orders --json --skip-orphans",
 	"compactd example":           "compactd example ./example-warehouse && compactd plan ./example-warehouse shop.orders",
 	"compactd expire":            "compactd expire /data/warehouse shop.orders --dry-run\ncompactd expire /data/warehouse shop.orders --time-retained 7d --json",
 	"compactd orphan":            "compactd orphan /data/warehouse shop.orders --dry-run\ncompactd orphan /data/warehouse shop.orders --older-than 1d",

@@ -56,6 +56,7 @@ func TestEveryJSONOutputFollowsTheContract(t *testing.T) {
 	runs := [][]string{
 		{"version", "--json"},
 		{"inspect", "--json", wh, "db.t"},
+		{"doctor", "--json", wh, "db.t"},
 		{"plan", "--json", wh, "db.t"},
 		{"compact", "--dry-run", "--json", wh, "db.t"},
 		{"expire", "--dry-run", "--json", wh, "db.t"},

@@ -71,6 +71,7 @@ func newRootCmd() *cobra.Command {
 		newCompactCmd(),   // compact.go
 		newPlanCmd(),      // compact.go
 		newDaemonCmd(),    // daemon.go
+		newDoctorCmd(),    // doctor.go
 		newExampleCmd(),   // example.go
 		newExpireCmd(),    // maintain.go
 		newOrphanCmd(),    // maintain.go

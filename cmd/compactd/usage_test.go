@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"scan", "--snapshot", "99", wh, "db.t"}, 1, "", "has no snapshot 99: it has 1 snapshots, 1 to 1"},
 		{[]string{"scan", filepath.Join(dir, "nowhere"), "db.t"}, 1, "", "no such directory"},
 		{[]string{"scan", wh, "db.nope"}, 1, "", "not found"},
+		// doctor: 0 with warnings (never compacted), 1 once a finding is an error.
+		{[]string{"doctor", wh, "db.t"}, 0, "", "WARN  compaction"},
 		{[]string{"version"}, 0, "", ""},
 		{[]string{"compact", dir}, 2, "compactd compact <warehouse> <db.table>", "accepts 2 arg(s)"},
 		{[]string{"compact", "--no-such-flag", dir, "db.t"}, 2, "compactd compact <warehouse> <db.table>", "unknown flag"},
@@ -60,6 +63,26 @@ func TestExitCodes(t *testing.T) {
 		if c.usage == "" && strings.Contains(string(out), "Usage:") {
 			t.Errorf("compactd %v: a failure that is not a usage error prints the usage:\n%s", c.args, out)
 		}
+	}
+}
+
+// The doctor exits 1 once a finding is an error (a file the latest snapshot
+// needs is gone), after printing every finding.
+func TestDoctorExitsOneOnAnError(t *testing.T) {
+	bin := compactdBinary(t)
+	wh := filepath.Join(t.TempDir(), "wh")
+	oneRowTable(t, wh)
+	files, _ := filepath.Glob(filepath.Join(wh, "db.db", "t", "bucket-0", "data-*"))
+	if len(files) != 1 {
+		t.Fatalf("%d data files", len(files))
+	}
+	if err := os.Remove(files[0]); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "doctor", wh, "db.t").CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "ERROR files: 1 of the 1 data files") || !strings.Contains(string(out), "-> ") {
+		t.Fatalf("doctor: %v\n%s", err, out)
 	}
 }
 
