@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/compactd/compactd/catalog"
+	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
 )
 
@@ -68,6 +69,12 @@ func (f catalogFlags) catalogOptions(warehouse string) (catalog.Options, error) 
 // openCatalog opens the catalog of a command's warehouse argument: the
 // flags' catalog, or the warehouse directory itself.
 func openCatalog(ctx context.Context, warehouse string) (catalog.Catalog, error) {
+	return openCatalogObserved(ctx, warehouse, nil)
+}
+
+// openCatalogObserved is openCatalog with the stores of its tables wrapped
+// in fileio.Observe(observe) when observe is not nil.
+func openCatalogObserved(ctx context.Context, warehouse string, observe func(op string, err error)) (catalog.Catalog, error) {
 	o := catalog.Options{"warehouse": warehouse}
 	if cliCatalog.set() {
 		var err error
@@ -75,7 +82,17 @@ func openCatalog(ctx context.Context, warehouse string) (catalog.Catalog, error)
 			return nil, err
 		}
 	}
-	c, err := catalog.Open(ctx, o, nil)
+	var stores func(ctx context.Context, path string) (fileio.FileIO, error)
+	if observe != nil {
+		stores = func(ctx context.Context, path string) (fileio.FileIO, error) {
+			f, err := fileio.For(ctx, path)
+			if err != nil {
+				return nil, err
+			}
+			return fileio.Observe(f, observe), nil
+		}
+	}
+	c, err := catalog.Open(ctx, o, stores)
 	if err != nil {
 		return nil, err
 	}

@@ -126,11 +126,18 @@ func newLogHandler(w io.Writer, format string, level slog.Level) (slog.Handler, 
 // openTable opens "<db>.<table>" in a warehouse, through the catalog the
 // root's --catalog flags name if any.
 func openTable(ctx context.Context, warehouse, name string) (*table.Table, error) {
+	return openTableObserved(ctx, warehouse, name, nil)
+}
+
+// openTableObserved is openTable with every storage operation of the
+// table reported to observe (fileio.Observe; nil: none), which progress
+// displays count.
+func openTableObserved(ctx context.Context, warehouse, name string, observe func(op string, err error)) (*table.Table, error) {
 	db, tbl, err := table.ParseFullName(name)
 	if err != nil {
 		return nil, err
 	}
-	c, err := openCatalog(ctx, warehouse)
+	c, err := openCatalogObserved(ctx, warehouse, observe)
 	if err != nil {
 		return nil, err
 	}

@@ -29,7 +29,13 @@ reaches is missing, unreadable or corrupt.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			t, err := openTable(ctx, args[0], args[1])
+			var observe func(string, error)
+			if !dryRun && !asJSON {
+				p := newDeleteProgress(os.Stderr, isTerminal(os.Stderr), "expire "+args[1])
+				observe = p.observe
+				defer p.done()
+			}
+			t, err := openTableObserved(ctx, args[0], args[1], observe)
 			if err != nil {
 				return err
 			}
@@ -102,7 +108,13 @@ holds a symbolic link (Paimon never creates one).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			t, err := openTable(ctx, args[0], args[1])
+			var observe func(string, error)
+			if !o.DryRun && !asJSON {
+				p := newDeleteProgress(os.Stderr, isTerminal(os.Stderr), "orphan "+args[1])
+				observe = p.observe
+				defer p.done()
+			}
+			t, err := openTableObserved(ctx, args[0], args[1], observe)
 			if err != nil {
 				return err
 			}

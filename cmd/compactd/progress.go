@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/compactd/compactd/compact"
+	"github.com/compactd/compactd/fileio"
 )
 
 // progressEvery is how often a compaction writes a progress line when
@@ -88,4 +90,55 @@ func humanCount(n int64) string {
 		return fmt.Sprintf("%.1fk", float64(n)/1e3)
 	}
 	return fmt.Sprint(n)
+}
+
+// deleteProgress counts the files a maintenance run deletes, from the
+// storage operations of its table (openTableObserved): a counter with the
+// rate on a terminal (the total is not known before the run), a plain line
+// every progressEvery otherwise. Deletions come from several goroutines.
+type deleteProgress struct {
+	mu      sync.Mutex
+	w       io.Writer
+	tty     bool
+	what    string
+	now     func() time.Time
+	bar     *progressbar.ProgressBar
+	last    time.Time
+	deleted int64
+}
+
+func newDeleteProgress(w io.Writer, tty bool, what string) *deleteProgress {
+	return &deleteProgress{w: w, tty: tty, what: what, now: time.Now}
+}
+
+// observe is the fileio.Observe callback.
+func (p *deleteProgress) observe(op string, err error) {
+	if op != fileio.OpDelete || err != nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.deleted++
+	if p.tty {
+		if p.bar == nil {
+			p.bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(p.w), progressbar.OptionSetDescription(p.what),
+				progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("files"))
+		}
+		_ = p.bar.Add(1)
+		return
+	}
+	if now := p.now(); p.last.IsZero() || now.Sub(p.last) >= progressEvery {
+		p.last = now
+		fmt.Fprintf(p.w, "%s: %s deleted so far\n", p.what, plural(int(p.deleted), "file"))
+	}
+}
+
+// done ends the display (the report follows on stdout).
+func (p *deleteProgress) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil {
+		_ = p.bar.Finish()
+		fmt.Fprintln(p.w)
+	}
 }

@@ -86,6 +86,26 @@ func TestDoctorExitsOneOnAnError(t *testing.T) {
 	}
 }
 
+// oneMoreCommit commits one more row to db.t in wh.
+func oneMoreCommit(t *testing.T, wh string) {
+	t.Helper()
+	ctx := context.Background()
+	tbl, err := table.Open(ctx, fileio.NewLocal(), wh, "db", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := write.NewWriter(ctx, tbl, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(table.RowKindInsert, table.Row{int64(2), int64(2)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // oneRowTable creates db.t in wh with one committed row.
 func oneRowTable(t *testing.T, wh string) {
 	t.Helper()
