@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -285,9 +286,17 @@ func TestDaemonKeepsTablesCompactedExpiredAndCleanWhileAWriterCommits(t *testing
 		}
 	}
 	var status sched.Status
-	if err := json.Unmarshal([]byte(get(t, h, "/status")), &status); err != nil || len(status.Tables) != 3 {
+	raw := get(t, h, "/status")
+	if err := json.Unmarshal([]byte(raw), &status); err != nil || len(status.Tables) != 3 {
 		t.Fatalf("/status: %v, %d tables", err, len(status.Tables))
 	}
+	// /status follows docs/json.md: lowerCamelCase keys (maps keyed by job
+	// kind are data) and no nulls.
+	var doc any
+	if err := json.Unmarshal([]byte(raw), &doc); err != nil {
+		t.Fatal(err)
+	}
+	checkJSONContract(t, "", doc)
 	if get(t, h, "/healthz") != "ok\n" {
 		t.Fatal("/healthz")
 	}
@@ -417,4 +426,29 @@ func TestDaemonExpiresADecoupledChangelog(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.check(t)
+}
+
+var jsonKey = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
+
+// checkJSONContract walks a decoded JSON document for keys that are not
+// lowerCamelCase and for nulls; objects under lastSuccess, next and
+// failures are keyed by job kind (data).
+func checkJSONContract(t *testing.T, path string, v any) {
+	t.Helper()
+	switch x := v.(type) {
+	case nil:
+		t.Errorf("/status: %s is null", path)
+	case map[string]any:
+		dataKeyed := strings.HasSuffix(path, ".lastSuccess") || strings.HasSuffix(path, ".next") || strings.HasSuffix(path, ".failures")
+		for k, e := range x {
+			if !dataKeyed && !jsonKey.MatchString(k) {
+				t.Errorf("/status: key %s.%s is not lowerCamelCase", path, k)
+			}
+			checkJSONContract(t, path+"."+k, e)
+		}
+	case []any:
+		for _, e := range x {
+			checkJSONContract(t, path+"[]", e)
+		}
+	}
 }

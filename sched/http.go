@@ -64,7 +64,7 @@ func (s *Scheduler) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := Status{Started: s.started, Config: s.cfg.Path, Workers: s.cfg.Workers, Busy: s.busy, Queue: s.queue,
-		PolicyError: s.storeErr, Recent: slices.Clone(s.recent), Tables: []TableStatus{}}
+		PolicyError: s.storeErr, Recent: append([]JobRecord{}, s.recent...), Tables: []TableStatus{}, Warehouses: []WhStatus{}}
 	for _, w := range s.warehouses {
 		st.Warehouses = append(st.Warehouses, WhStatus{Path: w.path, Catalog: w.cat.Name(), Lock: w.lock.Path(), LeaseExpires: w.lock.Expires(),
 			LeaseDeadline: w.lock.Deadline(), Error: w.err})
@@ -73,7 +73,7 @@ func (s *Scheduler) Status() Status {
 	for _, t := range s.tables {
 		ts := TableStatus{Warehouse: t.wh.path, Table: t.name, Running: t.running, Halted: t.halted, PolicyError: t.policyErr,
 			Backlog: t.backlog, LastSuccess: map[policy.Kind]time.Time{}, Next: map[policy.Kind]time.Time{},
-			Failures: map[policy.Kind]int{}, LastJobs: slices.Clone(t.lastJobs)}
+			Failures: map[policy.Kind]int{}, LastJobs: append([]JobRecord{}, t.lastJobs...)}
 		if t.halted != "" {
 			at := t.haltedAt
 			ts.HaltedAt = &at

@@ -1,6 +1,7 @@
 package sched_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -66,5 +67,21 @@ func TestMetricsGoToThePassedRegistry(t *testing.T) {
 	}
 	if _, err := sched.New(config(t, wh, compactOnly(nil)), sched.Options{Logger: logger(t), Registerer: wrapped, Gatherer: prometheus.NewRegistry()}); err != nil {
 		t.Errorf("Registerer and Gatherer apart: %v", err)
+	}
+}
+
+// /status has no nulls before anything ran (docs/json.md): empty lists
+// are [].
+func TestStatusOfAFreshDaemonHasNoNulls(t *testing.T) {
+	s, err := sched.New(config(t, t.TempDir(), compactOnly(nil)), sched.Options{Logger: logger(t), Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(s.Status())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "null") {
+		t.Fatalf("/status of a fresh daemon: %s", data)
 	}
 }
