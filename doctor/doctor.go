@@ -128,6 +128,7 @@ func Run(ctx context.Context, t *table.Table, o Options) (*Report, error) {
 	popts, err := compact.PlannerOptions(t, compact.Options{})
 	if err == nil {
 		checkRuns(fs, popts.NumSortedRunCompactionTrigger, popts.NumSortedRunStopTrigger, popts.NumLevels, add)
+		checkFullyCompacted(fs, popts.NumLevels, add)
 		checkSmallFiles(fs, popts.TargetFileSize, add)
 	}
 	if pp := compact.PostponedOf(fs, ""); pp.Files > 0 {
@@ -240,6 +241,32 @@ func checkRuns(fs *table.FileSet, trigger, stop, numLevels int, add func(Finding
 			Action: "compact the table (compactd compact); the daemon does it on schedule"})
 	default:
 		add(Finding{Check: "sorted-runs", Severity: OK, Message: fmt.Sprintf("no bucket is over num-sorted-run.compaction-trigger %d (the most sorted runs: %d)", trigger, worst)})
+	}
+}
+
+// checkFullyCompacted says how many buckets a full compaction left as one
+// sorted run at the top level and nothing else (snapshots do not record
+// which COMPACT was a full one; the layout does).
+func checkFullyCompacted(fs *table.FileSet, numLevels int, add func(Finding)) {
+	full, total := 0, 0
+	for _, b := range fs.Buckets() {
+		if b.Bucket == table.BucketPostpone || len(b.Files) == 0 {
+			continue
+		}
+		total++
+		top := true
+		for i := range b.Files {
+			if int(b.Files[i].File.Level) != numLevels-1 {
+				top = false
+				break
+			}
+		}
+		if top {
+			full++
+		}
+	}
+	if total > 0 {
+		add(Finding{Check: "full-compaction", Severity: Info, Message: fmt.Sprintf("%d of %d buckets are fully compacted (all their files at the top level %d)", full, total, numLevels-1)})
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactd/compactd/compact"
 	"github.com/compactd/compactd/doctor"
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
@@ -108,6 +109,20 @@ func TestAHealthyTableHasNoWarnings(t *testing.T) {
 	want(t, rep, "files", doctor.OK, "all 3 data files")
 	want(t, rep, "compaction", doctor.Warn, "nothing compacted this table")
 	want(t, rep, "orphans", doctor.OK, "no unreferenced file")
+	want(t, rep, "full-compaction", doctor.Info, "0 of 1 buckets are fully compacted")
+}
+
+func TestAfterAFullCompaction(t *testing.T) {
+	tb := newTable(t, nil, 3)
+	if _, err := compact.Run(context.Background(), tb, compact.Options{Full: true}); err != nil {
+		t.Fatal(err)
+	}
+	rep := run(t, tb)
+	want(t, rep, "full-compaction", doctor.Info, "1 of 1 buckets are fully compacted")
+	want(t, rep, "compaction", doctor.Info, "the last COMPACT snapshot is 4")
+	if w := rep.Worst(); w != doctor.OK && w != doctor.Info {
+		t.Fatalf("worst %s after a full compaction: %+v", w, rep.Findings)
+	}
 }
 
 func TestMissingFilesAreErrors(t *testing.T) {
