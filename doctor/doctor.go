@@ -21,6 +21,7 @@ import (
 
 	"github.com/compactd/compactd/compact"
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/internal/human"
 	"github.com/compactd/compactd/orphan"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/reach"
@@ -114,7 +115,7 @@ func Run(ctx context.Context, t *table.Table, o Options) (*Report, error) {
 	}
 	r.Snapshot = latest.ID
 	add(Finding{Check: "snapshot", Severity: OK, Message: fmt.Sprintf("%d snapshots, %d to %d; the latest is %s from %s",
-		len(ids), ids[0], ids[len(ids)-1], latest.CommitKind, ago(o.Now, time.UnixMilli(latest.TimeMillis)))})
+		len(ids), ids[0], ids[len(ids)-1], latest.CommitKind, human.Relative(time.UnixMilli(latest.TimeMillis), o.Now))})
 	checkHints(ctx, t, ids, add)
 
 	fs, err := t.FileSet(ctx, latest)
@@ -311,8 +312,8 @@ func checkSmallFiles(fs *table.FileSet, target int64, add func(Finding)) {
 		if name == "" {
 			name = "(unpartitioned)"
 		}
-		msg := fmt.Sprintf("%d files, %d under %s; sizes p50 %s, p90 %s, max %s", len(sizes), n, bytes(small),
-			bytes(sizes[len(sizes)/2]), bytes(sizes[len(sizes)*9/10]), bytes(sizes[len(sizes)-1]))
+		msg := fmt.Sprintf("%d files, %d under %s; sizes p50 %s, p90 %s, max %s", len(sizes), n, human.Bytes(small),
+			human.Bytes(sizes[len(sizes)/2]), human.Bytes(sizes[len(sizes)*9/10]), human.Bytes(sizes[len(sizes)-1]))
 		if n >= 50 && n*2 >= len(sizes) {
 			add(Finding{Check: "small-files", Severity: Warn, Subject: name, Message: msg,
 				Action: fmt.Sprintf("a full compaction merges them (compactd compact --full --partition %s)", strings.ReplaceAll(p.Path, "/", ","))})
@@ -331,7 +332,7 @@ func checkCompactions(ctx context.Context, t *table.Table, ids []int64, now time
 		}
 		if s.CommitKind == table.CommitCompact {
 			add(Finding{Check: "compaction", Severity: Info, Message: fmt.Sprintf("the last COMPACT snapshot is %d, %s (%d snapshots since)",
-				s.ID, ago(now, time.UnixMilli(s.TimeMillis)), ids[len(ids)-1]-s.ID)})
+				s.ID, human.Relative(time.UnixMilli(s.TimeMillis), now), ids[len(ids)-1]-s.ID)})
 			return
 		}
 	}
@@ -410,7 +411,7 @@ func checkOrphans(ctx context.Context, t *table.Table, o Options, add func(Findi
 		}
 	}
 	add(Finding{Check: "orphans", Severity: Info, Message: fmt.Sprintf("%d unreferenced files (%s) older than %s, the oldest %s",
-		len(rep.Files), bytes(rep.Bytes), o.OrphanOlderThan, ago(o.Now, oldest)),
+		len(rep.Files), human.Bytes(rep.Bytes), o.OrphanOlderThan, human.Relative(oldest, o.Now)),
 		Action: "compactd orphan deletes them (the daemon does it on schedule)"})
 }
 
@@ -432,34 +433,6 @@ func bucketName(partition string, bucket int32) string {
 		return fmt.Sprintf("bucket %d", bucket)
 	}
 	return fmt.Sprintf("%s bucket %d", partition, bucket)
-}
-
-func ago(now, t time.Time) string {
-	d := now.Sub(t)
-	switch {
-	case d < 0:
-		return "in the future (clock skew?)"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds ago", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%.1fh ago", d.Hours())
-	}
-	return fmt.Sprintf("%.1fd ago", d.Hours()/24)
-}
-
-func bytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 func head(s []string, n int) []string {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/compactd/compactd/internal/human"
 	"github.com/compactd/compactd/policy"
 )
 
@@ -167,56 +168,6 @@ func (s *Scheduler) statusPage() statusPage {
 	return p
 }
 
-// humanDuration writes d the way people read it: 850ms, 12.5s, 4m 12s,
-// 3h 4m, 2d 3h.
-func humanDuration(d time.Duration) string {
-	if d < 0 {
-		d = -d
-	}
-	switch {
-	case d < time.Second:
-		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
-	case d < 10*time.Second:
-		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
-	case d < time.Minute:
-		return strconv.Itoa(int(d.Seconds())) + "s"
-	case d < time.Hour:
-		return fmt.Sprintf("%dm %ds", int(d.Minutes()), int(d.Seconds())%60)
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh %dm", int(d.Hours()), int(d.Minutes())%60)
-	default:
-		return fmt.Sprintf("%dd %dh", int(d.Hours())/24, int(d.Hours())%24)
-	}
-}
-
-// relative is t against now: "3m 12s ago", "in 45s", "now".
-func relative(t, now time.Time) string {
-	d := t.Sub(now)
-	switch {
-	case d > -time.Second && d < time.Second:
-		return "now"
-	case d < 0:
-		return humanDuration(d) + " ago"
-	default:
-		return "in " + humanDuration(d)
-	}
-}
-
-// humanBytes writes n in binary units: 512 B, 3.2 KiB, 1.5 GiB.
-func humanBytes(n int64) string {
-	if n < 1024 {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	f := float64(n)
-	for _, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
-		f /= 1024
-		if f < 1024 || u == "TiB" {
-			return strconv.FormatFloat(f, 'f', 1, 64) + " " + u
-		}
-	}
-	return "" // unreachable
-}
-
 var statusTemplate = template.Must(template.New("status").Funcs(template.FuncMap{
 	// at is an absolute time, UTC, to the second.
 	"at": func(t time.Time) string {
@@ -230,11 +181,11 @@ var statusTemplate = template.Must(template.New("status").Funcs(template.FuncMap
 		if t.IsZero() {
 			return "never"
 		}
-		return relative(t, now)
+		return human.Relative(t, now)
 	},
-	"since": func(t, now time.Time) string { return humanDuration(now.Sub(t)) },
-	"secs":  func(s float64) string { return humanDuration(time.Duration(s * float64(time.Second))) },
-	"bytes": humanBytes,
+	"since": func(t, now time.Time) string { return human.Duration(now.Sub(t)) },
+	"secs":  func(s float64) string { return human.Duration(time.Duration(s * float64(time.Second))) },
+	"bytes": human.Bytes,
 	"plural": func(n int, one, many string) string {
 		if n == 1 {
 			return "1 " + one

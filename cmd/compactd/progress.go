@@ -10,6 +10,7 @@ import (
 
 	"github.com/compactd/compactd/compact"
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/internal/human"
 )
 
 // progressEvery is how often a compaction writes a progress line when
@@ -42,7 +43,7 @@ func (p *jobProgress) update(done, total int, r *compact.JobResult) {
 	p.rows += r.RowsIn
 	p.bytes += r.BytesIn
 	p.output += r.BytesOut
-	what := fmt.Sprintf("%s rows, %s in", humanCount(p.rows), humanBytes(p.bytes))
+	what := fmt.Sprintf("%s rows, %s in", human.Count(p.rows), human.Bytes(p.bytes))
 	if p.tty {
 		if p.bar == nil {
 			p.bar = progressbar.NewOptions(total,
@@ -63,33 +64,8 @@ func (p *jobProgress) update(done, total int, r *compact.JobResult) {
 	now := p.now()
 	if done == total || p.last.IsZero() || now.Sub(p.last) >= progressEvery {
 		p.last = now
-		fmt.Fprintf(p.w, "compact %s: %d/%d buckets, %s, %s out\n", p.table, done, total, what, humanBytes(p.output))
+		fmt.Fprintf(p.w, "compact %s: %d/%d buckets, %s, %s out\n", p.table, done, total, what, human.Bytes(p.output))
 	}
-}
-
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
-func humanCount(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.1fG", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 1e4:
-		return fmt.Sprintf("%.1fk", float64(n)/1e3)
-	}
-	return fmt.Sprint(n)
 }
 
 // deleteProgress counts the files a maintenance run deletes, from the
