@@ -323,12 +323,22 @@ func checkSmallFiles(fs *table.FileSet, target int64, add func(Finding)) {
 	}
 }
 
-// checkCompactions finds the newest COMPACT snapshot still retained.
+// compactionLookBack bounds how many of the newest snapshots
+// checkCompactions reads (one request each on an object store).
+const compactionLookBack = 500
+
+// checkCompactions finds the newest COMPACT snapshot among the latest
+// compactionLookBack retained ones; a snapshot it cannot read is a finding
+// of its own, not skipped.
 func checkCompactions(ctx context.Context, t *table.Table, ids []int64, now time.Time, add func(Finding)) {
-	for i := len(ids) - 1; i >= 0; i-- {
+	looked := 0
+	for i := len(ids) - 1; i >= 0 && looked < compactionLookBack; i-- {
+		looked++
 		s, err := t.Snapshot(ctx, ids[i])
 		if err != nil {
-			continue
+			add(Finding{Check: "compaction", Severity: Error, Subject: fmt.Sprintf("snapshot %d", ids[i]), Message: "cannot read the snapshot: " + err.Error(),
+				Action: "restore it or roll back past it; compactd's expiration stops on it too"})
+			return
 		}
 		if s.CommitKind == table.CommitCompact {
 			add(Finding{Check: "compaction", Severity: Info, Message: fmt.Sprintf("the last COMPACT snapshot is %d, %s (%d snapshots since)",
@@ -336,7 +346,7 @@ func checkCompactions(ctx context.Context, t *table.Table, ids []int64, now time
 			return
 		}
 	}
-	add(Finding{Check: "compaction", Severity: Warn, Message: fmt.Sprintf("none of the %d retained snapshots is a COMPACT: nothing compacted this table lately", len(ids)),
+	add(Finding{Check: "compaction", Severity: Warn, Message: fmt.Sprintf("none of the latest %d retained snapshots is a COMPACT: nothing compacted this table lately", looked),
 		Action: "if its writers are write-only, something must compact it: compactd compact, or the daemon"})
 }
 

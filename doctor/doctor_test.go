@@ -200,3 +200,13 @@ func TestDoctorOnS3ChecksConditionalWrites(t *testing.T) {
 	want(t, rep, "conditional-writes", doctor.OK, "refuses a second create")
 	want(t, rep, "files", doctor.OK, "all 2 data files")
 }
+
+// A snapshot the compaction check cannot read is reported, not skipped.
+func TestAnUnreadableSnapshotIsAFinding(t *testing.T) {
+	tb := newTable(t, nil, 3)
+	if err := os.WriteFile(filepath.Join(tb.Path(), "snapshot", "snapshot-2"), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := run(t, tb)
+	want(t, rep, "compaction", doctor.Error, "cannot read the snapshot")
+}
