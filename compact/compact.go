@@ -355,11 +355,6 @@ func PlannerOptions(t *table.Table, o Options) (planner.Options, error) {
 	if o.Full {
 		popts.Strategy = planner.StrategyFull
 	}
-	if popts.Bucket == table.BucketPostpone {
-		// The real buckets of a postponed table are fixed buckets; its
-		// bucket-postpone is not planned (PlanTable leaves it out).
-		popts.Bucket = 1
-	}
 	return popts, nil
 }
 

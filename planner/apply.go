@@ -204,6 +204,9 @@ func Backlog(view View, opts Options, now time.Time) BacklogStats {
 	var s BacklogStats
 	if opts.PrimaryKey {
 		for i := range view.Buckets {
+			if view.Buckets[i].Bucket == postponeBucket {
+				continue
+			}
 			lv, err := BuildLevels(view.Buckets[i].Files, opts.NumLevels, view.cmp())
 			if err == nil {
 				s.RunsOverTrigger += max(0, len(lv.Runs)-opts.NumSortedRunCompactionTrigger)

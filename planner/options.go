@@ -52,7 +52,8 @@ type Options struct {
 	// PrimaryKey is true for primary-key (merge-tree) tables.
 	PrimaryKey bool
 	// Bucket is the `bucket` option: > 0 fixed buckets, -1 dynamic (PK) or
-	// bucket-unaware (append), -2 postponed (never planned). Default -1.
+	// bucket-unaware (append), -2 postponed (its real buckets are planned as
+	// fixed ones; bucket-postpone itself never is). Default -1.
 	Bucket int
 
 	// NumSortedRunCompactionTrigger is num-sorted-run.compaction-trigger

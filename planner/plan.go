@@ -7,16 +7,15 @@ import (
 	"time"
 )
 
+// postponeBucket is bucket-postpone's number (table.BucketPostpone).
+const postponeBucket = -2
+
 // Plan decides the compactions for every bucket of view at time now. It
 // never plans a job that overlaps a job in inflight. The result is
 // deterministic: jobs are ordered by (partition, bucket), then by their
 // position in the bucket.
 func Plan(view View, inflight []Inflight, opts Options, now time.Time) PlanResult {
 	p := PlanResult{Now: now}
-	if opts.Bucket == -2 {
-		// Postponed-bucket tables are compacted by their own path.
-		return p
-	}
 	busyBuckets := make(map[BucketID]bool, len(inflight))
 	busyFiles := make(map[string]bool)
 	for _, in := range inflight {
@@ -32,6 +31,11 @@ func Plan(view View, inflight []Inflight, opts Options, now time.Time) PlanResul
 	}
 	for i := range view.Buckets {
 		b := &view.Buckets[i]
+		if b.Bucket == postponeBucket {
+			// Unsorted postponed rows: compact moves them into real
+			// buckets first; they are no sorted runs to pick from.
+			continue
+		}
 		id := b.ID()
 		if unaware {
 			p.Jobs = append(p.Jobs, planUnaware(b, opts, func(name string) bool {

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"bytes"
+	"fmt"
 	"github.com/compactd/compactd/table"
 	"slices"
 	"strconv"
@@ -294,5 +296,26 @@ func TestPlanDoesNotDependOnBucketOrder(t *testing.T) {
 	}
 	if !strings.HasPrefix(want, "p/bucket-0") {
 		t.Errorf("jobs not ordered by partition and bucket:\n%s", want)
+	}
+}
+
+// A postponed table's real buckets are planned as fixed buckets; its
+// bucket-postpone (unsorted rows, moved by compact first) never is, and
+// counts no sorted runs in the backlog.
+func TestPostponedTablesPlanRealBucketsOnly(t *testing.T) {
+	var files []File
+	for i := range 6 {
+		files = append(files, File{Name: fmt.Sprintf("l0-%d", i), Level: 0, Size: 100, MinSeq: int64(i), MaxSeq: int64(i), MinKey: []byte{0}, MaxKey: []byte{9}})
+	}
+	view := View{Buckets: []Bucket{{Bucket: -2, Files: files}, {Bucket: 0, Files: files}},
+		CompareKeys: func(a, b []byte) int { return bytes.Compare(a, b) }}
+	opts := DefaultOptions(true)
+	opts.Bucket = -2
+	p := Plan(view, nil, opts, time.Unix(0, 0))
+	if len(p.Jobs) != 1 || p.Jobs[0].Bucket != 0 {
+		t.Fatalf("jobs %+v, want one job for bucket 0", p.Jobs)
+	}
+	if got := Backlog(view, opts, time.Unix(0, 0)).RunsOverTrigger; got != 6-opts.NumSortedRunCompactionTrigger {
+		t.Fatalf("runs over trigger %d, want bucket 0's only", got)
 	}
 }
