@@ -14,6 +14,7 @@
 #   BENCH_CHANGELOG=10000000                 base rows of the changelog-producer table (0: skip)
 #   BENCH_S3=1                               also compact on the loopback S3 server
 #   BENCH_S3_ROWS=1000000
+#   BENCH_DUCKDB=1                           DuckDB as a second reference (PyPI duckdb in its own venv)
 #   BENCH_JAVA_OPTS=                         JVM flags for Java's compaction
 #   BENCH_WORK=.cache/bench                  generated tables are cached here
 #   BENCH_OUT=.cache/bench/results.md
@@ -32,6 +33,20 @@ command -v /usr/bin/time >/dev/null || { echo "bench: /usr/bin/time (GNU time) i
 "$GO" build -o bin/compactd-bench ./cmd/compactd-bench
 bash interop/install.sh
 
+# DuckDB, the second reference: its own venv, so pypaimon's stays as the
+# interop harness pins it.
+duck_flag=()
+if [[ "${BENCH_DUCKDB:-1}" == 1 ]]; then
+	duck_venv="${COMPACTD_DUCKDB_VENV:-$HOME/.cache/compactd/duckdb-venv}"
+	duck_version=2.0.0
+	if ! "$duck_venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('duckdb') != '$duck_version')" 2>/dev/null; then
+		echo "bench: creating the DuckDB venv at $duck_venv" >&2
+		python3 -m venv "$duck_venv"
+		"$duck_venv/bin/pip" install -q --disable-pip-version-check "duckdb==$duck_version"
+	fi
+	duck_flag=(-duckdb "$duck_venv/bin/python")
+fi
+
 s3_flag=()
 if [[ "${BENCH_S3:-1}" == 1 ]]; then
 	eval "$(bash scripts/s3-server.sh start)"
@@ -49,5 +64,6 @@ exec bin/compactd-bench run \
 	-changelog-rows "${BENCH_CHANGELOG:-10000000}" \
 	-java-opts "${BENCH_JAVA_OPTS:-}" \
 	"${s3_flag[@]}" \
+	"${duck_flag[@]}" \
 	-out "$out" \
 	"$@"

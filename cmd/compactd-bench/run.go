@@ -40,6 +40,12 @@ type config struct {
 	DVRows     int64
 	// ChangelogRows is the base size of the changelog benchmark (0: skip).
 	ChangelogRows int64
+	// DuckPython is a Python with the duckdb package (empty: no DuckDB
+	// reference); DuckScript the query script it runs.
+	DuckPython, DuckScript string
+	// DuckCheckRows: tables up to this many input rows get DuckDB's output
+	// row-checked against compactd's.
+	DuckCheckRows int64
 }
 
 func parsePairs(s string) ([][2]int, error) {
@@ -93,6 +99,9 @@ func runAll(ctx context.Context, fl *flag.FlagSet, args []string) error {
 	fl.BoolVar(&c.KeepMaster, "keep", true, "keep generated tables in -work for the next run")
 	fl.Int64Var(&c.DVRows, "dv-rows", 10_000_000, "base records of the deletion-vector benchmark (0: skip)")
 	fl.Int64Var(&c.ChangelogRows, "changelog-rows", 10_000_000, "base records of the changelog benchmark (0: skip)")
+	fl.StringVar(&c.DuckPython, "duckdb", "", "Python interpreter with the duckdb package: DuckDB as a second reference (empty: skip)")
+	fl.StringVar(&c.DuckScript, "duckdb-script", "scripts/bench-duckdb.py", "DuckDB's side of the compaction benchmark")
+	fl.Int64Var(&c.DuckCheckRows, "duckdb-check-rows", 2_000_000, "row-check DuckDB's output against compactd's up to this many input rows")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -320,6 +329,8 @@ type compactionRow struct {
 	go_, java, floor    measurement
 	haveJava, haveFloor bool
 	outGo, outJava      bucketFacts
+	duck                duckResult
+	haveDuck            bool
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.0f", float64(b)/(1<<20)) }
@@ -376,6 +387,10 @@ func (r *runner) compaction(ctx context.Context) error {
 		if x.haveFloor {
 			line(x, "floor (decode+encode)", x.floor)
 		}
+		if x.haveDuck {
+			line(x, "DuckDB 1 thread", x.duck.one)
+			line(x, "DuckDB 2 threads", x.duck.two)
+		}
 	}
 	r.printf("\nRatios (targets: throughput ≥ 3× Java, RSS ≤ 1/4 of Java, time ≤ 1.25× floor):\n\n")
 	r.printf("| schema | input rows | compactd/Java throughput (wall) | (CPU) | compactd/Java peak RSS | compactd/floor time (wall) | (CPU) |\n|---|---|---|---|---|---|---|\n")
@@ -392,6 +407,7 @@ func (r *runner) compaction(ctx context.Context) error {
 		}
 		r.printf("| %s | %d | %s | %s | %s | %s | %s |\n", x.schema, x.in.Rows, tw, tc, rss, fw, fc)
 	}
+	r.duckReport(rows)
 	r.printf("\nOutput check: ")
 	for _, x := range rows {
 		r.printf("%s/%d: compactd wrote %d rows at level %d", x.schema, x.rows, x.outGo.Rows, x.outGo.MaxLevel)
@@ -451,6 +467,14 @@ func (r *runner) compactOne(ctx context.Context, schema string, n int64, scratch
 	}
 	if x.outGo.Kind != table.CommitCompact {
 		return x, fmt.Errorf("compactd did not commit a COMPACT snapshot (latest is %s)", x.outGo.Kind)
+	}
+	// DuckDB, while compactd's output is still in wh for the row check.
+	if r.c.DuckPython != "" {
+		slog.Info("DuckDB", "schema", schema, "rows", x.in.Rows)
+		if x.duck, err = r.duckdb(ctx, schema, master, wh, name, scratch, x.in.Rows); err != nil {
+			return x, fmt.Errorf("DuckDB: %w", err)
+		}
+		x.haveDuck = true
 	}
 	// Java
 	if r.c.Java {
