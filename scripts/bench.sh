@@ -8,6 +8,7 @@
 # Sizes come from the environment so a quick run is possible:
 #   BENCH_ROWS=1000000,10000000   row counts of the compaction benchmark
 #   BENCH_SCHEMAS=narrow,wide,widepu
+#   BENCH_REPEAT=3                           repetitions of each compaction (medians, min–max ratios)
 #   BENCH_EXPIRE=1000:100000,10000:1000000   snapshots:files (set but empty: skip)
 #   BENCH_PLAN=100:100,1000:100              buckets:files-per-bucket (set but empty: skip)
 #   BENCH_DV=10000000                        base rows of the deletion-vector table (0: skip)
@@ -19,7 +20,7 @@
 #   BENCH_WORK=.cache/bench                  generated tables are cached here
 #   BENCH_OUT=.cache/bench/results.md
 # Extra arguments go to `compactd-bench run` (e.g. -planner-bench=false, -java=false).
-# Quick run: BENCH_ROWS=200000 BENCH_EXPIRE=100:10000 BENCH_PLAN=10:100 BENCH_DV=200000 BENCH_CHANGELOG=200000 make bench
+# Quick run: BENCH_REPEAT=1 BENCH_ROWS=200000 BENCH_EXPIRE=100:10000 BENCH_PLAN=10:100 BENCH_DV=200000 BENCH_CHANGELOG=200000 make bench
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -58,6 +59,7 @@ exec bin/compactd-bench run \
 	-compactd bin/compactd \
 	-rows "${BENCH_ROWS:-1000000,10000000}" \
 	-schemas "${BENCH_SCHEMAS:-narrow,wide,widepu}" \
+	-repeat "${BENCH_REPEAT:-3}" \
 	-expire "${BENCH_EXPIRE-1000:100000,10000:1000000}" \
 	-plan "${BENCH_PLAN-100:100,1000:100}" \
 	-dv-rows "${BENCH_DV:-10000000}" \

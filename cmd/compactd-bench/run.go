@@ -27,6 +27,9 @@ type config struct {
 	Compactd string
 	Sizes    []int64
 	Runs     int
+	// Repeat is how often each compaction measurement is repeated; reports
+	// give medians and, for ratios, the range over the repetitions.
+	Repeat   int
 	Schemas  []string
 	Java     bool
 	JavaOpts string
@@ -92,6 +95,7 @@ func runAll(ctx context.Context, fl *flag.FlagSet, args []string) error {
 	fl.StringVar(&c.Compactd, "compactd", "bin/compactd", "compactd binary")
 	fl.StringVar(&sizes, "rows", "1000000,10000000", "row counts of the compaction benchmark, comma-separated")
 	fl.IntVar(&c.Runs, "runs", 8, "sorted runs (level-0 files) per table")
+	fl.IntVar(&c.Repeat, "repeat", 3, "repetitions of each compaction measurement (medians and min–max ratios are reported)")
 	fl.StringVar(&schemas, "schemas", "narrow,wide,widepu", "schemas: narrow, wide, widepu")
 	fl.BoolVar(&c.Java, "java", true, "measure Java Paimon's compaction (needs interop/install.sh)")
 	fl.StringVar(&c.JavaOpts, "java-opts", "", "JVM flags for the Java compaction (empty: JVM defaults)")
@@ -348,6 +352,7 @@ type compactionRow struct {
 	outGo, outJava      bucketFacts
 	duck                duckResult
 	haveDuck            bool
+	reps                []compactionRow // the repetitions this row is the median of
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.0f", float64(b)/(1<<20)) }
@@ -378,12 +383,18 @@ func (r *runner) compaction(ctx context.Context) error {
 	var errs []error
 	for _, schema := range r.c.Schemas {
 		for _, n := range r.c.Sizes {
-			row, err := r.compactOne(ctx, schema, n, scratch)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s %d rows: %w", schema, n, err))
-				continue
+			var reps []compactionRow
+			for rep := 0; rep < max(r.c.Repeat, 1); rep++ {
+				row, err := r.compactOne(ctx, schema, n, scratch, rep == 0)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("%s %d rows: %w", schema, n, err))
+					break
+				}
+				reps = append(reps, row)
 			}
-			rows = append(rows, row)
+			if len(reps) > 0 {
+				rows = append(rows, medianRow(reps))
+			}
 		}
 	}
 	r.printf("## 1. Full compaction of one bucket (%d sorted runs)\n\n", r.c.Runs)
@@ -409,18 +420,18 @@ func (r *runner) compaction(ctx context.Context) error {
 			line(x, "DuckDB 2 threads", x.duck.two)
 		}
 	}
-	r.printf("\nRatios (targets: throughput ≥ 3× Java, RSS ≤ 1/4 of Java, time ≤ 1.25× floor):\n\n")
+	r.printf("\nRatios, median [min–max] over %d repetitions (each repetition runs every tool back to back; the table above gives medians). Targets: throughput ≥ 4× Java, RSS ≤ 1/4 of Java, time ≤ 1.15× floor:\n\n", max(r.c.Repeat, 1))
 	r.printf("| schema | input rows | compactd/Java throughput (wall) | (CPU) | compactd/Java peak RSS | compactd/floor time (wall) | (CPU) |\n|---|---|---|---|---|---|---|\n")
 	for _, x := range rows {
 		tw, tc, rss, fw, fc := "-", "-", "-", "-", "-"
 		if x.haveJava {
-			tw = ratio(x.java.Wall.Seconds(), x.go_.Wall.Seconds())
-			tc = ratio(x.java.CPU.Seconds(), x.go_.CPU.Seconds())
-			rss = ratio(float64(x.go_.MaxRSS), float64(x.java.MaxRSS))
+			tw = spread(x.reps, func(y compactionRow) (float64, float64) { return y.java.Wall.Seconds(), y.go_.Wall.Seconds() })
+			tc = spread(x.reps, func(y compactionRow) (float64, float64) { return y.java.CPU.Seconds(), y.go_.CPU.Seconds() })
+			rss = spread(x.reps, func(y compactionRow) (float64, float64) { return float64(y.go_.MaxRSS), float64(y.java.MaxRSS) })
 		}
 		if x.haveFloor {
-			fw = ratio(x.go_.Wall.Seconds(), x.floor.Wall.Seconds())
-			fc = ratio(x.go_.CPU.Seconds(), x.floor.CPU.Seconds())
+			fw = spread(x.reps, func(y compactionRow) (float64, float64) { return y.go_.Wall.Seconds(), y.floor.Wall.Seconds() })
+			fc = spread(x.reps, func(y compactionRow) (float64, float64) { return y.go_.CPU.Seconds(), y.floor.CPU.Seconds() })
 		}
 		r.printf("| %s | %d | %s | %s | %s | %s | %s |\n", x.schema, x.in.Rows, tw, tc, rss, fw, fc)
 	}
@@ -459,7 +470,9 @@ func (r *runner) compaction(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-func (r *runner) compactOne(ctx context.Context, schema string, n int64, scratch string) (compactionRow, error) {
+// compactOne measures every tool once on fresh copies of the table;
+// check: also row-check DuckDB's output (the first repetition).
+func (r *runner) compactOne(ctx context.Context, schema string, n int64, scratch string, check bool) (compactionRow, error) {
 	x := compactionRow{schema: schema, rows: n}
 	master, gen, err := r.master(ctx, schema, n)
 	if err != nil {
@@ -488,7 +501,7 @@ func (r *runner) compactOne(ctx context.Context, schema string, n int64, scratch
 	// DuckDB, while compactd's output is still in wh for the row check.
 	if r.c.DuckPython != "" {
 		slog.Info("DuckDB", "schema", schema, "rows", x.in.Rows)
-		if x.duck, err = r.duckdb(ctx, schema, master, wh, name, scratch, x.in.Rows); err != nil {
+		if x.duck, err = r.duckdb(ctx, schema, master, wh, name, scratch, x.in.Rows, check); err != nil {
 			return x, fmt.Errorf("DuckDB: %w", err)
 		}
 		x.haveDuck = true
