@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/compactd/compactd/table"
 	"github.com/parquet-go/parquet-go"
