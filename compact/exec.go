@@ -78,7 +78,8 @@ type executor struct {
 }
 
 func (x *executor) schemaOf(ctx context.Context, id int64) (datafile.Schema, error) {
-	// Called from one goroutine per job; the map is filled before jobs start.
+	// The map is filled before jobs start and only read after: safe from
+	// the goroutines of a job (prefetching opens files in parallel).
 	if s, ok := x.schemas[id]; ok {
 		return s, nil
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sourcegraph/conc/pool"
+
 	"github.com/compactd/compactd/planner"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/manifest"
@@ -145,41 +147,67 @@ func loadHistory(ctx context.Context, t *table.Table, latest int64, n int) (plan
 	if len(ids) > n {
 		ids = ids[len(ids)-n:]
 	}
+	for len(ids) > 0 && ids[len(ids)-1] > latest {
+		ids = ids[:len(ids)-1]
+	}
+	// Each snapshot costs three reads in a row (snapshot, delta manifest
+	// list, manifests); the snapshots are read side by side so that on an
+	// object store the history costs a few round trips, not 3n.
+	infos := make([]*planner.SnapshotInfo, len(ids))
+	p := pool.New().WithContext(ctx).WithCancelOnError().WithFirstError().WithMaxGoroutines(historyParallelism)
+	for i, id := range ids {
+		p.Go(func(ctx context.Context) error {
+			info, err := snapshotInfo(ctx, t, id)
+			infos[i] = info
+			return err
+		})
+	}
+	if err := p.Wait(); err != nil {
+		return planner.History{}, err
+	}
 	var h planner.History
-	for _, id := range ids {
-		if id > latest {
-			break
+	for _, info := range infos {
+		if info != nil {
+			h.Snapshots = append(h.Snapshots, *info)
 		}
-		s, err := t.Snapshot(ctx, id)
-		if err != nil {
-			if isNotExist(err) {
-				continue // expired meanwhile
-			}
-			return planner.History{}, err
-		}
-		metas, err := manifest.ReadList(ctx, t.FileIO(), t.Paths().ManifestPath(s.DeltaManifestList))
-		if err != nil {
-			if isNotExist(err) {
-				continue
-			}
-			return planner.History{}, err
-		}
-		entries, err := t.ReadManifests(ctx, metas)
-		if err != nil {
-			return planner.History{}, err
-		}
-		seen := map[planner.BucketID]bool{}
-		info := planner.SnapshotInfo{ID: s.ID, Kind: planner.CommitKind(s.CommitKind), CommitTime: time.UnixMilli(s.TimeMillis)}
-		for _, e := range entries {
-			b := planner.BucketID{Partition: string(e.Partition), Bucket: int(e.Bucket)}
-			if !seen[b] {
-				seen[b] = true
-				info.Buckets = append(info.Buckets, b)
-			}
-		}
-		h.Snapshots = append(h.Snapshots, info)
 	}
 	return h, nil
+}
+
+// historyParallelism bounds the snapshots loadHistory reads at once.
+const historyParallelism = 8
+
+// snapshotInfo reads what the planner's history needs of one snapshot: nil
+// when it was expired meanwhile.
+func snapshotInfo(ctx context.Context, t *table.Table, id int64) (*planner.SnapshotInfo, error) {
+	s, err := t.Snapshot(ctx, id)
+	if err != nil {
+		if isNotExist(err) {
+			return nil, nil // expired meanwhile
+		}
+		return nil, err
+	}
+	metas, err := manifest.ReadList(ctx, t.FileIO(), t.Paths().ManifestPath(s.DeltaManifestList))
+	if err != nil {
+		if isNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	entries, err := t.ReadManifests(ctx, metas)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[planner.BucketID]bool{}
+	info := &planner.SnapshotInfo{ID: s.ID, Kind: planner.CommitKind(s.CommitKind), CommitTime: time.UnixMilli(s.TimeMillis)}
+	for _, e := range entries {
+		b := planner.BucketID{Partition: string(e.Partition), Bucket: int(e.Bucket)}
+		if !seen[b] {
+			seen[b] = true
+			info.Buckets = append(info.Buckets, b)
+		}
+	}
+	return info, nil
 }
 
 func rowTypes(rt table.RowType) []table.DataType {

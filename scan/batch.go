@@ -53,6 +53,7 @@ func OpenMergedBatches(ctx context.Context, t *table.Table, files []*manifest.En
 		return nil, err
 	}
 	it := &batchSections{ctx: ctx, t: t, eng: eng, opts: opts, read: read, codec: codec, schemaOf: schemaOf, dvs: dvs, sections: sections}
+	it.pre.open = it.open
 	return it, nil
 }
 
@@ -69,6 +70,7 @@ type batchSections struct {
 	dvs      map[string]DeletionVector
 	sections [][][]*manifest.Entry
 	cur      *merge.BatchReader
+	pre      prefetcher
 }
 
 func (s *batchSections) NextInto(out *datafile.Batch) error {
@@ -80,9 +82,14 @@ func (s *batchSections) NextInto(out *datafile.Batch) error {
 			sec := s.sections[0]
 			s.sections = s.sections[1:]
 			runs := make([]merge.BatchRun, 0, len(sec))
+			heads := make([]*manifest.Entry, 0, len(sec))
 			for _, run := range sec {
-				runs = append(runs, &fileSeq{files: run, open: s.open})
+				runs = append(runs, &fileSeq{files: run, open: s.pre.get})
+				if len(run) > 0 {
+					heads = append(heads, run[0])
+				}
 			}
+			s.pre.start(heads)
 			r, err := s.eng.NewBatchReaderWith(s.ctx, s.codec, runs, s.opts, BatchSize)
 			if err != nil {
 				return err
@@ -106,11 +113,14 @@ func (s *batchSections) NextInto(out *datafile.Batch) error {
 
 func (s *batchSections) Close() error {
 	s.sections = nil
-	if s.cur == nil {
-		return nil
+	var err error
+	if s.cur != nil {
+		err = s.cur.Close()
+		s.cur = nil
 	}
-	err := s.cur.Close()
-	s.cur = nil
+	if perr := s.pre.close(); err == nil {
+		err = perr
+	}
 	return err
 }
 

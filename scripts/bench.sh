@@ -8,17 +8,19 @@
 # Sizes come from the environment so a quick run is possible:
 #   BENCH_ROWS=1000000,10000000   row counts of the compaction benchmark
 #   BENCH_SCHEMAS=narrow,wide,widepu
+#   BENCH_REPEAT=3                           repetitions of each compaction (medians, min–max ratios)
 #   BENCH_EXPIRE=1000:100000,10000:1000000   snapshots:files (set but empty: skip)
 #   BENCH_PLAN=100:100,1000:100              buckets:files-per-bucket (set but empty: skip)
 #   BENCH_DV=10000000                        base rows of the deletion-vector table (0: skip)
 #   BENCH_CHANGELOG=10000000                 base rows of the changelog-producer table (0: skip)
 #   BENCH_S3=1                               also compact on the loopback S3 server
 #   BENCH_S3_ROWS=1000000
+#   BENCH_DUCKDB=1                           DuckDB as a second reference (PyPI duckdb in its own venv)
 #   BENCH_JAVA_OPTS=                         JVM flags for Java's compaction
 #   BENCH_WORK=.cache/bench                  generated tables are cached here
 #   BENCH_OUT=.cache/bench/results.md
 # Extra arguments go to `compactd-bench run` (e.g. -planner-bench=false, -java=false).
-# Quick run: BENCH_ROWS=200000 BENCH_EXPIRE=100:10000 BENCH_PLAN=10:100 BENCH_DV=200000 BENCH_CHANGELOG=200000 make bench
+# Quick run: BENCH_REPEAT=1 BENCH_ROWS=200000 BENCH_EXPIRE=100:10000 BENCH_PLAN=10:100 BENCH_DV=200000 BENCH_CHANGELOG=200000 make bench
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -32,6 +34,20 @@ command -v /usr/bin/time >/dev/null || { echo "bench: /usr/bin/time (GNU time) i
 "$GO" build -o bin/compactd-bench ./cmd/compactd-bench
 bash interop/install.sh
 
+# DuckDB, the second reference: its own venv, so pypaimon's stays as the
+# interop harness pins it.
+duck_flag=()
+if [[ "${BENCH_DUCKDB:-1}" == 1 ]]; then
+	duck_venv="${COMPACTD_DUCKDB_VENV:-$HOME/.cache/compactd/duckdb-venv}"
+	duck_version=2.0.0
+	if ! "$duck_venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('duckdb') != '$duck_version')" 2>/dev/null; then
+		echo "bench: creating the DuckDB venv at $duck_venv" >&2
+		python3 -m venv "$duck_venv"
+		"$duck_venv/bin/pip" install -q --disable-pip-version-check "duckdb==$duck_version"
+	fi
+	duck_flag=(-duckdb "$duck_venv/bin/python")
+fi
+
 s3_flag=()
 if [[ "${BENCH_S3:-1}" == 1 ]]; then
 	eval "$(bash scripts/s3-server.sh start)"
@@ -43,11 +59,13 @@ exec bin/compactd-bench run \
 	-compactd bin/compactd \
 	-rows "${BENCH_ROWS:-1000000,10000000}" \
 	-schemas "${BENCH_SCHEMAS:-narrow,wide,widepu}" \
+	-repeat "${BENCH_REPEAT:-3}" \
 	-expire "${BENCH_EXPIRE-1000:100000,10000:1000000}" \
 	-plan "${BENCH_PLAN-100:100,1000:100}" \
 	-dv-rows "${BENCH_DV:-10000000}" \
 	-changelog-rows "${BENCH_CHANGELOG:-10000000}" \
 	-java-opts "${BENCH_JAVA_OPTS:-}" \
 	"${s3_flag[@]}" \
+	"${duck_flag[@]}" \
 	-out "$out" \
 	"$@"

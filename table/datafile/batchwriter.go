@@ -2,9 +2,12 @@ package datafile
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/compactd/compactd/table"
 	"github.com/parquet-go/parquet-go"
@@ -17,6 +20,7 @@ type batchState struct {
 	kinds    []parquet.Kind
 	optional []bool
 	vals     []parquet.Value
+	scratch  [][]parquet.Value // per encoding worker
 }
 
 func (w *pqWriter) initBatch(fields table.RowType) error {
@@ -69,16 +73,18 @@ func (w *pqWriter) writeBatch(b *Batch, from, to int) error {
 		return err
 	}
 	cws := w.w.ColumnWriters()
-	for c := range b.Cols {
-		v := &b.Cols[c]
-		vals, size := appendPQValues(w.bs.vals[:0], v, from, to, c)
-		w.bs.vals = vals
-		w.buffered += size
-		if _, err := cws[c].WriteRowValues(vals); err != nil {
-			return fmt.Errorf("write data file %s: %w", w.path, err)
+	if workers := min(encodeWorkers, len(b.Cols)/minColumnsPerWorker); workers > 1 && to-from >= minParallelRows {
+		if err := w.writeColumnsParallel(b, from, to, cws, workers); err != nil {
+			return err
 		}
-		if err := w.colls[c].addVec(v, from, to, w.bs.decs[c]); err != nil {
-			return fmt.Errorf("write data file %s: %w", w.path, err)
+	} else {
+		for c := range b.Cols {
+			vals, size, err := w.writeColumn(b, from, to, cws, c, w.bs.vals[:0])
+			w.bs.vals = vals
+			w.buffered += size
+			if err != nil {
+				return err
+			}
 		}
 	}
 	clear(w.bs.vals)
@@ -90,6 +96,74 @@ func (w *pqWriter) writeBatch(b *Batch, from, to int) error {
 		w.buffered = 0
 	}
 	return nil
+}
+
+// writeColumn encodes rows [from, to) of column c through its column
+// writer, using vals as scratch (returned for reuse), and returns their
+// estimated encoded size.
+func (w *pqWriter) writeColumn(b *Batch, from, to int, cws []*parquet.ColumnWriter, c int, vals []parquet.Value) ([]parquet.Value, int64, error) {
+	v := &b.Cols[c]
+	vals, size := appendPQValues(vals, v, from, to, c)
+	if _, err := cws[c].WriteRowValues(vals); err != nil {
+		return vals, size, fmt.Errorf("write data file %s: %w", w.path, err)
+	}
+	if err := w.colls[c].addVec(v, from, to, w.bs.decs[c]); err != nil {
+		return vals, size, fmt.Errorf("write data file %s: %w", w.path, err)
+	}
+	return vals, size, nil
+}
+
+// encodeWorkers is how many goroutines encode the columns of one batch.
+// Encoding (values to pages, dictionaries, compression) is most of a
+// compaction's CPU and each column's writer is independent of the others
+// (its own buffers, dictionary and pages; the codecs and buffer pools it
+// shares are safe for concurrent use), so one large bucket can use more
+// than the one core its writer goroutine has. Narrow batches stay serial:
+// handing a few columns to other goroutines costs more than it saves.
+var encodeWorkers = min(runtime.GOMAXPROCS(0), 4)
+
+const (
+	minColumnsPerWorker = 4
+	minParallelRows     = 256
+)
+
+// writeColumnsParallel is the column loop of writeBatch on several
+// goroutines: worker g encodes columns g, g+workers, ...
+func (w *pqWriter) writeColumnsParallel(b *Batch, from, to int, cws []*parquet.ColumnWriter, workers int) error {
+	if len(w.bs.scratch) < workers {
+		w.bs.scratch = make([][]parquet.Value, workers)
+	}
+	errs := make([]error, workers)
+	sizes := make([]int64, workers)
+	var wg sync.WaitGroup
+	work := func(g int) {
+		vals := w.bs.scratch[g][:0]
+		for c := g; c < len(b.Cols); c += workers {
+			var err error
+			var size int64
+			vals, size, err = w.writeColumn(b, from, to, cws, c, vals[:0])
+			sizes[g] += size
+			if err != nil {
+				errs[g] = err
+				break
+			}
+		}
+		clear(vals)
+		w.bs.scratch[g] = vals
+	}
+	for g := 1; g < workers; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work(g)
+		}()
+	}
+	work(0)
+	wg.Wait()
+	for _, n := range sizes {
+		w.buffered += n
+	}
+	return errors.Join(errs...)
 }
 
 // appendPQValues appends rows [from, to) of v as leveled Parquet values of

@@ -1,0 +1,67 @@
+package datafile
+
+import (
+	"bytes"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/compactd/compactd/table"
+)
+
+// Columns encoded on several goroutines give the very bytes one goroutine
+// writes: each column's pages depend only on its own values.
+func TestParallelColumnEncodingWritesTheSameBytes(t *testing.T) {
+	// Not parallel: it sets encodeWorkers, which every writer of the
+	// package reads.
+	fields := table.RowType{{ID: 0, Name: "k", Type: table.DataType{Root: table.TypeBigInt}}}
+	types := []table.DataType{
+		{Root: table.TypeVarChar, Length: table.MaxLength, Nullable: true},
+		{Root: table.TypeInt, Nullable: true},
+		{Root: table.TypeDouble, Nullable: true},
+		{Root: table.TypeDecimal, Precision: 10, Scale: 2, Nullable: true},
+	}
+	for i := 1; i <= 16; i++ {
+		fields = append(fields, table.DataField{ID: i, Name: fmt.Sprintf("c%d", i), Type: types[i%len(types)]})
+	}
+	s := Schema{Fields: fields, KeyNames: []string{"k"}}
+	r := rand.New(rand.NewPCG(3, 4))
+	var recs []table.KeyValue
+	for k := range 20_000 {
+		v := table.Row{int64(k)}
+		for i := 1; i <= 16; i++ {
+			switch {
+			case r.IntN(10) == 0:
+				v = append(v, nil)
+			case i%4 == 0:
+				v = append(v, fmt.Sprintf("v%d", r.IntN(500)))
+			case i%4 == 1:
+				v = append(v, int32(r.IntN(1000)))
+			case i%4 == 2:
+				v = append(v, r.Float64())
+			default:
+				v = append(v, table.Decimal{Unscaled: big.NewInt(int64(r.IntN(1_000_000))), Precision: 10, Scale: 2})
+			}
+		}
+		recs = append(recs, table.KeyValue{Key: table.Row{int64(k)}, Seq: int64(k), Value: v})
+	}
+	write := func(workers int) []byte {
+		saved := encodeWorkers
+		encodeWorkers = workers
+		defer func() { encodeWorkers = saved }()
+		path := filepath.Join(t.TempDir(), "data.parquet")
+		writeKVBatches(t, rand.New(rand.NewPCG(5, 6)), path, s, map[string]string{"page-size": "4 kb"}, recs, false)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	serial, parallel := write(1), write(4)
+	if !bytes.Equal(serial, parallel) {
+		t.Fatalf("files differ: serial %d bytes, parallel %d bytes", len(serial), len(parallel))
+	}
+}
