@@ -26,12 +26,34 @@ type ChangelogReport struct {
 	ManifestLists []string `json:"manifestLists"` // paths
 	// Protected are planned files something kept still reaches; they stay.
 	Protected []string `json:"protected"`
+	// Counts are the full lengths of the lists of paths above, which Run
+	// bounds to SampleLimit as it does Report's.
+	Counts ChangelogCounts `json:"counts"`
+}
+
+// ChangelogCounts are the numbers of paths a ChangelogReport's lists held
+// before Run bounded them.
+type ChangelogCounts struct {
+	DataFiles     int `json:"dataFiles"`
+	Manifests     int `json:"manifests"`
+	ManifestLists int `json:"manifestLists"`
+	Protected     int `json:"protected"`
+}
+
+// bound fills Counts and bounds every list of paths.
+func (r *ChangelogReport) bound() {
+	c := &r.Counts
+	sample(&r.DataFiles, &c.DataFiles)
+	sample(&r.Manifests, &c.Manifests)
+	sample(&r.ManifestLists, &c.ManifestLists)
+	sample(&r.Protected, &c.Protected)
 }
 
 // Files is the number of files the run deleted (or would delete),
 // changelog-<id> files included.
 func (r *ChangelogReport) Files() int {
-	return len(r.Changelogs) + len(r.DataFiles) + len(r.Manifests) + len(r.ManifestLists)
+	c := r.Counts
+	return len(r.Changelogs) + count(r.DataFiles, c.DataFiles) + count(r.Manifests, c.Manifests) + count(r.ManifestLists, c.ManifestLists)
 }
 
 // ChangelogSelectInput is everything SelectChangelogs decides on.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,13 +52,59 @@ type Report struct {
 	// Changelog is what changelog expiry did after snapshot expiry
 	// (decoupled changelog lifecycle only).
 	Changelog ChangelogReport `json:"changelog"`
+	// Counts are the full lengths of the lists of paths above. Run returns
+	// at most SampleLimit paths in each list (the first, in deletion
+	// order), so that a report of a million deleted files stays small.
+	Counts Counts `json:"counts"`
 }
+
+// SampleLimit bounds each list of paths of the Report Run returns; the
+// counts say how many there were.
+const SampleLimit = 1000
+
+// Counts are the numbers of paths a Report's lists held before Run bounded
+// them to SampleLimit.
+type Counts struct {
+	DataFiles      int `json:"dataFiles"`
+	Manifests      int `json:"manifests"`
+	ManifestLists  int `json:"manifestLists"`
+	IndexFiles     int `json:"indexFiles"`
+	IndexManifests int `json:"indexManifests"`
+	Statistics     int `json:"statistics"`
+	Protected      int `json:"protected"`
+}
+
+// sample records len(*list) in *count and bounds *list to SampleLimit,
+// copying the kept part so that the full list can be collected.
+func sample(list *[]string, count *int) {
+	*count = max(*count, len(*list))
+	if len(*list) > SampleLimit {
+		*list = slices.Clone((*list)[:SampleLimit])
+	}
+}
+
+// bound fills Counts and bounds every list of paths.
+func (r *Report) bound() {
+	c := &r.Counts
+	sample(&r.DataFiles, &c.DataFiles)
+	sample(&r.Manifests, &c.Manifests)
+	sample(&r.ManifestLists, &c.ManifestLists)
+	sample(&r.IndexFiles, &c.IndexFiles)
+	sample(&r.IndexManifests, &c.IndexManifests)
+	sample(&r.Statistics, &c.Statistics)
+	sample(&r.Protected, &c.Protected)
+}
+
+// count is the full length of a list that may have been bounded.
+func count(list []string, n int) int { return max(len(list), n) }
 
 // Files is the number of files the run deleted (or would delete), snapshot,
 // consumer and changelog expiry files included.
 func (r *Report) Files() int {
-	return len(r.Snapshots) + len(r.Consumers) + len(r.DataFiles) + len(r.Manifests) +
-		len(r.ManifestLists) + len(r.IndexFiles) + len(r.IndexManifests) + len(r.Statistics) +
+	c := r.Counts
+	return len(r.Snapshots) + len(r.Consumers) + count(r.DataFiles, c.DataFiles) + count(r.Manifests, c.Manifests) +
+		count(r.ManifestLists, c.ManifestLists) + count(r.IndexFiles, c.IndexFiles) +
+		count(r.IndexManifests, c.IndexManifests) + count(r.Statistics, c.Statistics) +
 		r.Changelog.Files()
 }
 
@@ -111,10 +158,12 @@ func Run(ctx context.Context, src reach.Source, o RunOptions) (Report, error) {
 		return Report{DryRun: o.DryRun}, errors.New("expire: RunOptions.Now is required")
 	}
 	rep, err := expireSnapshots(ctx, src, o)
+	rep.bound()
 	if err != nil || !o.ChangelogDecoupled {
 		return rep, err
 	}
 	rep.Changelog, err = ExpireChangelogs(ctx, src, o)
+	rep.Changelog.bound()
 	return rep, err
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +38,25 @@ type Report struct {
 	// Dirs are the empty partition and bucket directories removed (never in
 	// a dry run).
 	Dirs []string `json:"dirs"`
+	// FileCount is how many files the run deleted (or would): Run returns
+	// at most SampleLimit of them in Files, the first in deletion order,
+	// so that the report of a large cleanup stays small. Bytes counts all.
+	FileCount int `json:"fileCount"`
+}
+
+// SampleLimit bounds Report.Files as Run returns it.
+const SampleLimit = 1000
+
+// Count is the number of files deleted, whether or not Files was bounded.
+func (r *Report) Count() int { return max(r.FileCount, len(r.Files)) }
+
+// bound fills FileCount and bounds Files to SampleLimit, copying the kept
+// part so that the full list can be collected.
+func (r *Report) bound() {
+	r.FileCount = r.Count()
+	if len(r.Files) > SampleLimit {
+		r.Files = slices.Clone(r.Files[:SampleLimit])
+	}
 }
 
 // Run removes orphan files of the table at src (all branches):
@@ -64,6 +84,12 @@ type Report struct {
 // deleted. Any other listing or read error aborts the run too.
 // Files under data-file.external-paths are not scanned.
 func Run(ctx context.Context, src reach.Source, o RunOptions) (Report, error) {
+	rep, err := run(ctx, src, o)
+	rep.bound()
+	return rep, err
+}
+
+func run(ctx context.Context, src reach.Source, o RunOptions) (Report, error) {
 	rep := Report{DryRun: o.DryRun}
 	if o.Now.IsZero() {
 		return rep, errors.New("orphan: RunOptions.Now is required")

@@ -154,12 +154,12 @@ func (s *Scheduler) execute(ctx context.Context, t *tableState, k policy.Kind, j
 			defer cancel()
 		}
 		rep, err := s.runner.Orphan(ctx, tb, orphan.RunOptions{Now: now, OlderThan: j.OlderThan})
-		rec.FilesDeleted = len(rep.Files)
+		rec.FilesDeleted = rep.Count()
 		if err != nil {
 			return err
 		}
-		if len(rep.Files) > 0 {
-			log.Info("deleted orphan files", "files_deleted", len(rep.Files), "bytes", rep.Bytes)
+		if rep.Count() > 0 {
+			log.Info("deleted orphan files", "files_deleted", rep.Count(), "bytes", rep.Bytes)
 		}
 		return nil
 	case policy.TagExpire:

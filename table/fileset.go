@@ -181,7 +181,11 @@ func (t *Table) ReadManifests(ctx context.Context, metas []manifest.ListEntry) (
 		}(i)
 	}
 	wg.Wait()
-	var out []manifest.Entry
+	n := 0
+	for i := range results {
+		n += len(results[i])
+	}
+	out := make([]manifest.Entry, 0, n)
 	for i := range metas {
 		if errs[i] != nil {
 			return nil, fmt.Errorf("table %s: %w", t.path, errs[i])
@@ -197,42 +201,53 @@ func (t *Table) ReadManifests(ctx context.Context, metas []manifest.ListEntry) (
 // It returns the live ADD entries and the unmatched DELETEs, both in
 // first-seen order.
 func MergeEntries(entries []manifest.Entry) (adds, orphanDeletes []manifest.Entry, err error) {
+	// Slots index into entries rather than copy them: an Entry is a few
+	// hundred bytes, and at 100k files copying each twice (slot, result)
+	// plus the slice regrowth was most of a plan's CPU (docs/perf.md).
 	type slot struct {
-		entry manifest.Entry
+		entry int
 		live  bool
 	}
 	index := make(map[manifest.FileIdentifier]int, len(entries))
-	var slots []slot
+	slots := make([]slot, 0, len(entries))
+	nAdd := 0
 	for i := range entries {
 		e := &entries[i]
 		id := e.Identifier()
 		switch e.Kind {
 		case manifest.FileKindAdd:
 			if j, ok := index[id]; ok {
-				return nil, nil, fmt.Errorf("trying to add file %s which is already in the map (as %s)", id, slots[j].entry.Kind)
+				return nil, nil, fmt.Errorf("trying to add file %s which is already in the map (as %s)", id, entries[slots[j].entry].Kind)
 			}
 			index[id] = len(slots)
-			slots = append(slots, slot{entry: *e, live: true})
+			slots = append(slots, slot{entry: i, live: true})
+			nAdd++
 		case manifest.FileKindDelete:
 			if j, ok := index[id]; ok {
 				slots[j].live = false
 				delete(index, id)
+				if entries[slots[j].entry].Kind == manifest.FileKindAdd {
+					nAdd--
+				}
 			} else {
 				index[id] = len(slots)
-				slots = append(slots, slot{entry: *e, live: true})
+				slots = append(slots, slot{entry: i, live: true})
 			}
 		default:
 			return nil, nil, fmt.Errorf("file %s: unknown entry kind %d", id, e.Kind)
 		}
 	}
+	if nAdd > 0 {
+		adds = make([]manifest.Entry, 0, nAdd)
+	}
 	for _, s := range slots {
 		if !s.live {
 			continue
 		}
-		if s.entry.Kind == manifest.FileKindAdd {
-			adds = append(adds, s.entry)
+		if e := &entries[s.entry]; e.Kind == manifest.FileKindAdd {
+			adds = append(adds, *e)
 		} else {
-			orphanDeletes = append(orphanDeletes, s.entry)
+			orphanDeletes = append(orphanDeletes, *e)
 		}
 	}
 	return adds, orphanDeletes, nil

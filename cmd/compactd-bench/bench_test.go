@@ -150,7 +150,7 @@ func TestFloorRewritesEveryRecordOfTheGeneratedTable(t *testing.T) {
 func TestGeneratedExpirationMetadataExpiresAllButTheLatest(t *testing.T) {
 	ctx := context.Background()
 	wh := t.TempDir()
-	const snaps, files = 20, 200
+	const snaps, files = 20, 2000 // more data files than a report lists
 	tbl, err := genExpire(ctx, wh, "bench", "exp", snaps, files)
 	if err != nil {
 		t.Fatal(err)
@@ -167,9 +167,13 @@ func TestGeneratedExpirationMetadataExpiresAllButTheLatest(t *testing.T) {
 	if len(rep.Snapshots) != snaps-1 {
 		t.Errorf("expired %d snapshots, want %d", len(rep.Snapshots), snaps-1)
 	}
-	// Every file but the latest snapshot's 10 was deleted by a later snapshot.
-	if want := files - files/snaps; len(rep.DataFiles) != want {
-		t.Errorf("would delete %d data files, want %d", len(rep.DataFiles), want)
+	// Every file but the latest snapshot's 100 was deleted by a later
+	// snapshot; the report counts them all and lists the first SampleLimit.
+	if want := files - files/snaps; rep.Counts.DataFiles != want {
+		t.Errorf("would delete %d data files, want %d", rep.Counts.DataFiles, want)
+	}
+	if len(rep.DataFiles) != expire.SampleLimit {
+		t.Errorf("the report lists %d data files, want the first %d", len(rep.DataFiles), expire.SampleLimit)
 	}
 	f, err := facts(ctx, wh, "bench.exp")
 	if err != nil {

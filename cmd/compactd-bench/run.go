@@ -765,17 +765,19 @@ func (r *runner) expiration(ctx context.Context) error {
 			continue
 		}
 		var rep struct {
-			Snapshots     []int64
-			DataFiles     []string
-			Manifests     []string
-			ManifestLists []string
+			Snapshots []int64
+			// The lists of paths are bounded samples; counts are totals.
+			Counts struct {
+				DataFiles int
+				Manifests int
+			}
 		}
 		if err := json.NewDecoder(strings.NewReader(m.Stdout)).Decode(&rep); err != nil && !errors.Is(err, io.EOF) {
 			errs = append(errs, fmt.Errorf("expire output: %w", err))
 			continue
 		}
 		r.printf("| %d | %d | %.1f | %.2f | %.2f | %s | %d | %d | %d | %.1f |\n", p[0], p[1], g.Wall.Seconds(), m.Wall.Seconds(), m.CPU.Seconds(), mib(m.MaxRSS),
-			len(rep.Snapshots), len(rep.DataFiles), len(rep.Manifests), m.Wall.Seconds()*1e6/float64(p[1]))
+			len(rep.Snapshots), rep.Counts.DataFiles, rep.Counts.Manifests, m.Wall.Seconds()*1e6/float64(p[1]))
 		os.RemoveAll(dir)
 	}
 	r.printf("\n")

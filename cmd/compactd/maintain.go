@@ -73,7 +73,7 @@ reaches is missing, unreadable or corrupt.`,
 			} else {
 				fmt.Printf("%s: %s %d snapshots (%d..%d), earliest is now %d; files: %d data, %d manifests, %d manifest lists, %d index, %d index manifests, %d statistics\n",
 					t.FullName(), verb, len(rep.Snapshots), rep.Snapshots[0], rep.Snapshots[len(rep.Snapshots)-1], rep.End,
-					len(rep.DataFiles), len(rep.Manifests), len(rep.ManifestLists), len(rep.IndexFiles), len(rep.IndexManifests), len(rep.Statistics))
+					rep.Counts.DataFiles, rep.Counts.Manifests, rep.Counts.ManifestLists, rep.Counts.IndexFiles, rep.Counts.IndexManifests, rep.Counts.Statistics)
 			}
 			if n := len(rep.ChangelogsWritten); n > 0 {
 				fmt.Printf("%s: kept the changelog of %d expired snapshots in changelog/\n", t.FullName(), n)
@@ -81,7 +81,7 @@ reaches is missing, unreadable or corrupt.`,
 			if c := rep.Changelog; len(c.Changelogs) > 0 {
 				fmt.Printf("%s: %s %d long-lived changelogs (%d..%d), earliest is now %d; files: %d data, %d manifests, %d manifest lists\n",
 					t.FullName(), verb, len(c.Changelogs), c.Changelogs[0], c.Changelogs[len(c.Changelogs)-1], c.End,
-					len(c.DataFiles), len(c.Manifests), len(c.ManifestLists))
+					c.Counts.DataFiles, c.Counts.Manifests, c.Counts.ManifestLists)
 			}
 			return nil
 		},
@@ -133,8 +133,11 @@ holds a symbolic link (Paimon never creates one).`,
 			for _, f := range rep.Files {
 				fmt.Printf("%s %s (%d bytes, modified %s)\n", verb, f.Path, f.Size, f.ModTime.UTC().Format(time.RFC3339))
 			}
+			if more := rep.Count() - len(rep.Files); more > 0 {
+				fmt.Printf("… and %d more files (the report lists the first %d)\n", more, orphan.SampleLimit)
+			}
 			fmt.Printf("%s: %s %d orphan files, %d bytes (cutoff %s); %d empty directories\n",
-				t.FullName(), verb, len(rep.Files), rep.Bytes, rep.Cutoff.UTC().Format(time.RFC3339), len(rep.Dirs))
+				t.FullName(), verb, rep.Count(), rep.Bytes, rep.Cutoff.UTC().Format(time.RFC3339), len(rep.Dirs))
 			return nil
 		},
 	}
