@@ -414,14 +414,19 @@ func checkOrphans(ctx context.Context, t *table.Table, o Options, add func(Findi
 		add(Finding{Check: "orphans", Severity: OK, Message: fmt.Sprintf("no unreferenced file older than %s", o.OrphanOlderThan)})
 		return
 	}
+	// Files holds the first orphan.SampleLimit files; Count() all of them.
 	oldest := rep.Files[0].ModTime
 	for _, f := range rep.Files {
 		if f.ModTime.Before(oldest) {
 			oldest = f.ModTime
 		}
 	}
-	add(Finding{Check: "orphans", Severity: Info, Message: fmt.Sprintf("%d unreferenced files (%s) older than %s, the oldest %s",
-		len(rep.Files), human.Bytes(rep.Bytes), o.OrphanOlderThan, human.Relative(oldest, o.Now)),
+	of := ""
+	if rep.Count() > len(rep.Files) {
+		of = fmt.Sprintf(" of the first %d", len(rep.Files))
+	}
+	add(Finding{Check: "orphans", Severity: Info, Message: fmt.Sprintf("%d unreferenced files (%s) older than %s, the oldest%s %s",
+		rep.Count(), human.Bytes(rep.Bytes), o.OrphanOlderThan, of, human.Relative(oldest, o.Now)),
 		Action: "compactd orphan deletes them (the daemon does it on schedule)"})
 }
 
