@@ -17,6 +17,7 @@ func medianRow(reps []compactionRow) compactionRow {
 	x.floor = medianOf(reps, func(r compactionRow) measurement { return r.floor })
 	x.duck.one = medianOf(reps, func(r compactionRow) measurement { return r.duck.one })
 	x.duck.two = medianOf(reps, func(r compactionRow) measurement { return r.duck.two })
+	x.scan = medianOf(reps, func(r compactionRow) measurement { return r.scan })
 	return x
 }
 

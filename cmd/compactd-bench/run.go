@@ -352,6 +352,7 @@ type compactionRow struct {
 	outGo, outJava      bucketFacts
 	duck                duckResult
 	haveDuck            bool
+	scan                measurement     // compactd scan of the input, JSON lines to /dev/null
 	reps                []compactionRow // the repetitions this row is the median of
 }
 
@@ -415,11 +416,17 @@ func (r *runner) compaction(ctx context.Context) error {
 		if x.haveFloor {
 			line(x, "floor (decode+encode)", x.floor)
 		}
+		line(x, "compactd scan (JSON lines to /dev/null)", x.scan)
 		if x.haveDuck {
 			line(x, "DuckDB 1 thread", x.duck.one)
 			line(x, "DuckDB 2 threads", x.duck.two)
 		}
 	}
+	r.printf("\nScan (target: batch path ≤ the compaction's CPU): compactd scan CPU / compactd compaction CPU:")
+	for _, x := range rows {
+		r.printf(" %s %s;", x.schema, spread(x.reps, func(y compactionRow) (float64, float64) { return y.scan.CPU.Seconds(), y.go_.CPU.Seconds() }))
+	}
+	r.printf("\n")
 	r.printf("\nRatios, median [min–max] over %d repetitions (each repetition runs every tool back to back; the table above gives medians). Targets: throughput ≥ 4× Java, RSS ≤ 1/4 of Java, time ≤ 1.15× floor:\n\n", max(r.c.Repeat, 1))
 	r.printf("| schema | input rows | compactd/Java throughput (wall) | (CPU) | compactd/Java peak RSS | compactd/floor time (wall) | (CPU) |\n|---|---|---|---|---|---|---|\n")
 	for _, x := range rows {
@@ -468,6 +475,12 @@ func (r *runner) compaction(ctx context.Context) error {
 		r.printf("Generation with compactd's writer (one commit per run, not part of the comparison): %s.\n\n", strings.Join(gen, "; "))
 	}
 	return errors.Join(errs...)
+}
+
+// devNull wraps argv so that its standard output goes to /dev/null (GNU
+// time measures the exec'd process itself), instead of being collected.
+func devNull(argv ...string) []string {
+	return append([]string{"sh", "-c", `exec "$@" > /dev/null`, "sh"}, argv...)
 }
 
 // compactOne measures every tool once on fresh copies of the table;
@@ -540,6 +553,12 @@ func (r *runner) compactOne(ctx context.Context, schema string, n int64, scratch
 		return x, fmt.Errorf("floor copied %d rows, the table has %d", fr.Rows, x.in.Rows)
 	}
 	x.haveFloor = true
+	// compactd scan of the input table: the merge-on-read a reader pays,
+	// against the compaction's CPU.
+	slog.Info("compactd scan", "schema", schema, "rows", x.in.Rows)
+	if x.scan, err = measure(ctx, nil, devNull(r.c.Compactd, "scan", master, name)...); err != nil {
+		return x, err
+	}
 	return x, os.RemoveAll(wh)
 }
 
@@ -692,7 +711,8 @@ func (r *runner) planning(ctx context.Context) error {
 	}
 	if len(r.c.Plan) > 0 {
 		r.printf("`compact.PlanTable` on a generated table (one snapshot, one manifest; per bucket levels 1–5 and 5 overlapping level-0 files): reads the snapshot and manifest, folds the file set, builds the view and plans. Best of 3 in one process; RSS of that process.\n\n")
-		r.printf("| buckets | files | manifest MiB | PlanTable s | jobs | RSS MiB |\n|---|---|---|---|---|---|\n")
+		r.printf("Then the CLI on the same table: `compactd plan <wh> bench.plan --json` (output to /dev/null), one process: CPU and peak RSS (target: ≤ 1 s and ≤ 200 MiB at 100k files).\n\n")
+		r.printf("| buckets | files | manifest MiB | PlanTable s | jobs | RSS MiB | CLI plan CPU s | CLI plan RSS MiB | CLI µs per file |\n|---|---|---|---|---|---|---|---|---|\n")
 		for _, p := range r.c.Plan {
 			dir := filepath.Join(r.c.Work, fmt.Sprintf("plan-%d-%d", p[0], p[1]))
 			os.RemoveAll(dir)
@@ -719,7 +739,13 @@ func (r *runner) planning(ctx context.Context) error {
 				errs = append(errs, err)
 				continue
 			}
-			r.printf("| %d | %d | %.2f | %.3f | %d | %s |\n", p[0], in.Files, dirMiB(filepath.Join(wh, "bench.db", "plan", "manifest")), res.BestSeconds, res.Jobs, mib(m.MaxRSS))
+			cli, err := measure(ctx, nil, devNull(r.c.Compactd, "plan", wh, "bench.plan", "--json")...)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			r.printf("| %d | %d | %.2f | %.3f | %d | %s | %.2f | %s | %.1f |\n", p[0], in.Files, dirMiB(filepath.Join(wh, "bench.db", "plan", "manifest")), res.BestSeconds, res.Jobs, mib(m.MaxRSS),
+				cli.CPU.Seconds(), mib(cli.MaxRSS), cli.CPU.Seconds()*1e6/float64(max(in.Files, 1)))
 			os.RemoveAll(dir)
 		}
 		r.printf("\n")
