@@ -91,7 +91,7 @@ func decompressChunk(c Compression, blockSize uint64, chunk, out []byte) ([]byte
 		defer r.Close()
 		var b bytes.Buffer
 		if _, err := io.Copy(&b, io.LimitReader(r, int64(blockSize)+1)); err != nil {
-			return nil, fmt.Errorf("%w: zlib: %v", ErrCorrupt, err)
+			return nil, fmt.Errorf("%w: zlib: %w", ErrCorrupt, err)
 		}
 		if uint64(b.Len()) > blockSize {
 			return nil, fmt.Errorf("%w: zlib chunk larger than the compression block size %d", ErrCorrupt, blockSize)
@@ -104,20 +104,20 @@ func decompressChunk(c Compression, blockSize uint64, chunk, out []byte) ([]byte
 		}
 		d, err := snappy.Decode(nil, chunk)
 		if err != nil {
-			return nil, fmt.Errorf("%w: snappy: %v", ErrCorrupt, err)
+			return nil, fmt.Errorf("%w: snappy: %w", ErrCorrupt, err)
 		}
 		return append(out, d...), nil
 	case CompressionLZ4:
 		buf := make([]byte, blockSize)
 		n, err := lz4.UncompressBlock(chunk, buf)
 		if err != nil {
-			return nil, fmt.Errorf("%w: lz4: %v", ErrCorrupt, err)
+			return nil, fmt.Errorf("%w: lz4: %w", ErrCorrupt, err)
 		}
 		return append(out, buf[:n]...), nil
 	case CompressionZstd:
 		d, err := zstdDec.DecodeAll(chunk, nil)
 		if err != nil {
-			return nil, fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
+			return nil, fmt.Errorf("%w: zstd: %w", ErrCorrupt, err)
 		}
 		if uint64(len(d)) > blockSize {
 			return nil, fmt.Errorf("%w: zstd chunk larger than the compression block size %d", ErrCorrupt, blockSize)

@@ -173,16 +173,13 @@ func (f *File) ReadStripe(i int, read func(col int) bool) (*Stripe, error) {
 		sr.streams[streamKey{s.column, s.kind}] = raw
 	}
 	root := f.Types[0]
-	cols := make([]*Column, 0, len(root.Subtypes))
 	for k, id := range root.Subtypes {
 		if read != nil && !read(k) {
 			continue
 		}
-		c, err := sr.column(id, int(si.NumRows))
-		if err != nil {
+		if _, err := sr.column(id, int(si.NumRows)); err != nil {
 			return nil, fmt.Errorf("stripe %d column %s: %w", i, root.FieldNames[k], err)
 		}
-		cols = append(cols, c)
 	}
 	st.Columns = sr.out
 	return st, nil
