@@ -162,7 +162,10 @@ func Supported(t *table.Table, overrides map[string]string) error {
 		return fmt.Errorf("table %s: not supported yet: row-tracking / data-evolution tables", t.FullName())
 	}
 	if !isParquet(o.FileFormat) {
-		return fmt.Errorf("table %s: not supported: file.format=%s (compactd writes Parquet)", t.FullName(), o.FileFormat)
+		// ORC data files are read (scan, inspect), but compaction output
+		// would have to be ORC too: Java picks a data file's reader by its
+		// extension, yet a table's files must follow file.format.
+		return fmt.Errorf("table %s: not supported: file.format=%s (compactd reads ORC and Avro data files but writes Parquet only)", t.FullName(), o.FileFormat)
 	}
 	if err := outputFormatsSupported(t, overrides); err != nil {
 		return err

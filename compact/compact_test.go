@@ -516,6 +516,8 @@ func TestTablesCompactdDoesNotUnderstandAreRefusedNamingTheOptionAndNothingIsWri
 		{name: "per-level format under a 3-level table", create: map[string]string{"num-levels": "3", "file.format.per.level": "2:AVRO"}, want: "makes level-2 files avro"},
 		{name: "unparsable per-level format", create: map[string]string{"file.format.per.level": "avro"}, want: "file.format.per.level"},
 		{name: "file.format=avro", set: map[string]*string{"file.format": ptr("avro")}, want: "file.format=avro"},
+		// ORC files are read, but the output would have to be ORC.
+		{name: "file.format=orc", set: map[string]*string{"file.format": ptr("orc")}, want: "file.format=orc (compactd reads ORC and Avro data files but writes Parquet only)"},
 		// Postponed buckets: what compactd does not reproduce of Java's.
 		{name: "postpone merge-on-read", set: map[string]*string{"bucket": ptr("-2"), "postpone.merge-on-read": ptr("true")}, want: "postpone.merge-on-read=true"},
 		{name: "postpone with the mod bucket function", set: map[string]*string{"bucket": ptr("-2"), "bucket-function.type": ptr("mod")}, want: "bucket-function.type=mod"},

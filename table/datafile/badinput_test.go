@@ -111,9 +111,13 @@ func TestBadInputGivesErrorsNamingTheFile(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
-	t.Run("orc is refused", func(t *testing.T) {
-		_, err := OpenRows(context.Background(), fileio.NewLocal(), filepath.Join(dir, "data-x-0.orc"), fields, fields)
-		if err == nil || !strings.Contains(err.Error(), "not supported: file.format=orc") {
+	t.Run("a file named .orc that is not ORC is refused, naming it", func(t *testing.T) {
+		path := filepath.Join(dir, "data-x-0.orc")
+		if err := os.WriteFile(path, []byte("not an ORC file, padded to a few dozen bytes"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := OpenRows(context.Background(), fileio.NewLocal(), path, fields, fields)
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "corrupt ORC file") {
 			t.Fatalf("err = %v", err)
 		}
 	})

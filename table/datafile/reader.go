@@ -414,6 +414,8 @@ func openSource(ctx context.Context, fio fileio.FileIO, path string, fileFields 
 		return s, nil
 	case FormatAvro:
 		return newAvroSource(ctx, fio, path, fileFields, wants)
+	case FormatORC:
+		return newORCSource(ctx, fio, path, wants)
 	}
 	return nil, fmt.Errorf("data file %s: not supported: file.format=%s", path, format)
 }

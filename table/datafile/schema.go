@@ -109,10 +109,8 @@ func FormatOf(path string) (Format, error) {
 		return "", fmt.Errorf("data file %s: no format extension", path)
 	}
 	switch f := Format(strings.ToLower(path[i+1:])); f {
-	case FormatParquet, FormatAvro:
+	case FormatParquet, FormatAvro, FormatORC:
 		return f, nil
-	case FormatORC:
-		return "", fmt.Errorf("data file %s: not supported: file.format=orc", path)
 	default:
 		return "", fmt.Errorf("data file %s: not supported: file.format=%s", path, f)
 	}

@@ -17,9 +17,9 @@ import (
 	"github.com/compactd/compactd/internal/avro"
 )
 
-// ErrUnsupportedFormat is returned for manifest files that are not
-// Avro (Paimon's manifest.format=orc or parquet) or use a codec compactd
-// cannot read.
+// ErrUnsupportedFormat is returned for manifest files that are neither
+// Avro nor ORC (Paimon's manifest.format=parquet) or use a codec or ORC
+// column type compactd cannot read.
 var ErrUnsupportedFormat = errors.New("unsupported manifest format")
 
 // ErrCorrupt is wrapped by every error caused by the bytes of a
@@ -42,7 +42,7 @@ type avroFile struct {
 func readAvroFile(data []byte) (*avroFile, error) {
 	switch {
 	case bytes.HasPrefix(data, []byte("ORC")):
-		return nil, fmt.Errorf("%w: file is ORC (manifest.format=orc); only avro manifests are supported", ErrUnsupportedFormat)
+		return readORCFile(data)
 	case bytes.HasPrefix(data, []byte("PAR1")):
 		return nil, fmt.Errorf("%w: file is Parquet (manifest.format=parquet); only avro manifests are supported", ErrUnsupportedFormat)
 	}

@@ -16,8 +16,9 @@
 //   - The Avro layer (avro.go, fields.go): compactd's one Avro stack
 //     (internal/avro) underneath, Paimon fields matched by name under the
 //     file's own writer schema, every length bounded by the bytes present.
-//     Damage wraps ErrCorrupt; ORC and Parquet manifests and unknown codecs
-//     are ErrUnsupportedFormat.
+//     Damage wraps ErrCorrupt; Parquet manifests and unknown codecs are
+//     ErrUnsupportedFormat. ORC manifests (orc.go) decode through
+//     internal/orc into the same generic records.
 //
 // It knows bytes, not types: partitions, keys and statistics stay
 // serialized BinaryRows. What needs the table's types lives in package

@@ -1,0 +1,20 @@
+// Package orc reads Apache ORC files as Java's ORC library (1.x, the one
+// Paimon bundles) writes them: the file tail (postscript, footer, types),
+// stripes, the compression codecs none, zlib, snappy, lz4 and zstd,
+// integer RLE v1 and v2, byte and boolean RLE, direct and dictionary
+// strings, and the types BOOLEAN to TIMESTAMP_INSTANT including nested
+// STRUCT, LIST and MAP. UNION columns, encrypted columns and LZO are
+// refused with an error.
+//
+// No Go ORC library is served by the module proxy this project uses (the
+// best known, github.com/scritchley/orc, is not), so the reader is the
+// project's own, written from the ORC specification (ORC v1 file format)
+// and checked against Java- and C++-written files. The protobuf messages of
+// the tail are decoded by hand (protobuf.go): only the few fields a reader
+// needs are taken, which avoids generated code for a handful of messages.
+//
+// A stripe is decoded whole (Stripe): memory is bounded by one stripe's
+// streams and decoded columns. Every length read from the file is checked
+// against the file or stream it points into, so corrupt input yields
+// ErrCorrupt, never a panic or an allocation larger than the input implies.
+package orc

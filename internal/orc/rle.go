@@ -1,0 +1,362 @@
+package orc
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// byteRLE decodes n values of ORC's byte run-length encoding.
+func byteRLE(in []byte, n int) ([]byte, error) {
+	out := make([]byte, 0, min(n, 4096))
+	for len(out) < n {
+		if len(in) == 0 {
+			return nil, fmt.Errorf("%w: byte RLE stream ends after %d of %d values", ErrCorrupt, len(out), n)
+		}
+		h := int8(in[0])
+		in = in[1:]
+		if h >= 0 {
+			if len(in) == 0 {
+				return nil, fmt.Errorf("%w: byte RLE run without a value", ErrCorrupt)
+			}
+			for k := 0; k < int(h)+3 && len(out) < n; k++ {
+				out = append(out, in[0])
+			}
+			in = in[1:]
+			continue
+		}
+		l := -int(h)
+		if l > len(in) {
+			return nil, fmt.Errorf("%w: byte RLE literal of %d bytes, %d left", ErrCorrupt, l, len(in))
+		}
+		if l > n-len(out) {
+			l = n - len(out)
+		}
+		out = append(out, in[:l]...)
+		in = in[-int(h):]
+	}
+	return out, nil
+}
+
+// boolRLE decodes n booleans: byte RLE of bit-packed bytes, MSB first.
+func boolRLE(in []byte, n int) ([]bool, error) {
+	b, err := byteRLE(in, (n+7)/8)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, n) // n <= 8*len(b): b was decoded
+	for i := range out {
+		out[i] = b[i>>3]&(0x80>>(i&7)) != 0
+	}
+	return out, nil
+}
+
+func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+// intReader decodes ORC integer run-length encodings v1 and v2.
+type intReader struct {
+	in     []byte
+	signed bool
+	v2     bool
+}
+
+func (r *intReader) uvarint() (uint64, error) {
+	v, n := binary.Uvarint(r.in)
+	if n <= 0 {
+		return 0, fmt.Errorf("%w: bad varint in an integer stream", ErrCorrupt)
+	}
+	r.in = r.in[n:]
+	return v, nil
+}
+
+func (r *intReader) varint() (int64, error) {
+	v, err := r.uvarint()
+	if err != nil {
+		return 0, err
+	}
+	if r.signed {
+		return unzigzag(v), nil
+	}
+	return int64(v), nil
+}
+
+func (r *intReader) byte() (byte, error) {
+	if len(r.in) == 0 {
+		return 0, fmt.Errorf("%w: integer stream ends inside a run header", ErrCorrupt)
+	}
+	b := r.in[0]
+	r.in = r.in[1:]
+	return b, nil
+}
+
+// ints decodes n values.
+func (r *intReader) ints(n int) ([]int64, error) {
+	out := make([]int64, 0, min(n, 4096))
+	var err error
+	for len(out) < n {
+		if len(r.in) == 0 {
+			return nil, fmt.Errorf("%w: integer stream ends after %d of %d values", ErrCorrupt, len(out), n)
+		}
+		if r.v2 {
+			out, err = r.runV2(out, n)
+		} else {
+			out, err = r.runV1(out, n)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out[:n], nil
+}
+
+func (r *intReader) runV1(out []int64, n int) ([]int64, error) {
+	h, _ := r.byte()
+	if int8(h) >= 0 {
+		l := int(h) + 3
+		d, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		base, err := r.varint()
+		if err != nil {
+			return nil, err
+		}
+		for k := 0; k < l && len(out) < n; k++ {
+			out = append(out, base+int64(k)*int64(int8(d)))
+		}
+		return out, nil
+	}
+	l := -int(int8(h))
+	for k := 0; k < l; k++ {
+		v, err := r.varint()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// widths maps RLE v2's 5-bit width codes to bit widths.
+var widths = [32]int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 26, 28, 30, 32, 40, 48, 56, 64}
+
+// closestFixedBits rounds a width up to one RLE v2 can encode.
+func closestFixedBits(n int) int {
+	switch {
+	case n == 0:
+		return 1
+	case n <= 24:
+		return n
+	case n <= 26:
+		return 26
+	case n <= 28:
+		return 28
+	case n <= 30:
+		return 30
+	case n <= 32:
+		return 32
+	case n <= 40:
+		return 40
+	case n <= 48:
+		return 48
+	case n <= 56:
+		return 56
+	}
+	return 64
+}
+
+// unpack reads l big-endian bit-packed values of width w bits.
+func (r *intReader) unpack(dst []uint64, l, w int) ([]uint64, error) {
+	need := (l*w + 7) / 8
+	if need > len(r.in) {
+		return nil, fmt.Errorf("%w: %d values of %d bits need %d bytes, %d left", ErrCorrupt, l, w, need, len(r.in))
+	}
+	b := r.in[:need]
+	r.in = r.in[need:]
+	var acc uint64
+	var have int
+	for k := 0; k < l; k++ {
+		var v uint64
+		rem := w
+		for rem > 0 {
+			if have == 0 {
+				acc, have = uint64(b[0]), 8
+				b = b[1:]
+			}
+			take := min(rem, have)
+			v = v<<take | (acc>>(have-take))&(1<<take-1)
+			have -= take
+			rem -= take
+		}
+		dst = append(dst, v)
+	}
+	return dst, nil
+}
+
+func (r *intReader) length9(h byte) (int, error) {
+	b, err := r.byte()
+	if err != nil {
+		return 0, err
+	}
+	return (int(h&1)<<8 | int(b)) + 1, nil
+}
+
+func (r *intReader) runV2(out []int64, n int) ([]int64, error) {
+	h, _ := r.byte()
+	switch h >> 6 {
+	case 0: // short repeat
+		w := int(h>>3&7) + 1
+		l := int(h&7) + 3
+		if w > len(r.in) {
+			return nil, fmt.Errorf("%w: short repeat run truncated", ErrCorrupt)
+		}
+		var u uint64
+		for _, c := range r.in[:w] {
+			u = u<<8 | uint64(c)
+		}
+		r.in = r.in[w:]
+		v := int64(u)
+		if r.signed {
+			v = unzigzag(u)
+		}
+		for k := 0; k < l; k++ {
+			out = append(out, v)
+		}
+		return out, nil
+	case 1: // direct
+		w := widths[h>>1&31]
+		l, err := r.length9(h)
+		if err != nil {
+			return nil, err
+		}
+		us, err := r.unpack(nil, l, w)
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range us {
+			if r.signed {
+				out = append(out, unzigzag(u))
+			} else {
+				out = append(out, int64(u))
+			}
+		}
+		return out, nil
+	case 2:
+		return r.patchedBase(out, h)
+	}
+	return r.delta(out, h)
+}
+
+func (r *intReader) patchedBase(out []int64, h byte) ([]int64, error) {
+	w := widths[h>>1&31]
+	l, err := r.length9(h)
+	if err != nil {
+		return nil, err
+	}
+	b3, err := r.byte()
+	if err != nil {
+		return nil, err
+	}
+	b4, err := r.byte()
+	if err != nil {
+		return nil, err
+	}
+	bw := int(b3>>5&7) + 1
+	pw := widths[b3&31]
+	pgw := int(b4>>5&7) + 1
+	pll := int(b4 & 31)
+	if bw > len(r.in) {
+		return nil, fmt.Errorf("%w: patched base run truncated", ErrCorrupt)
+	}
+	var ub uint64
+	for _, c := range r.in[:bw] {
+		ub = ub<<8 | uint64(c)
+	}
+	r.in = r.in[bw:]
+	// The base is sign-magnitude: its top bit is the sign.
+	signBit := uint64(1) << (bw*8 - 1)
+	base := int64(ub &^ signBit)
+	if ub&signBit != 0 {
+		base = -base
+	}
+	vals, err := r.unpack(nil, l, w)
+	if err != nil {
+		return nil, err
+	}
+	if pgw+pw > 64 {
+		return nil, fmt.Errorf("%w: patch of %d bits", ErrCorrupt, pgw+pw)
+	}
+	patches, err := r.unpack(nil, pll, closestFixedBits(pgw+pw))
+	if err != nil {
+		return nil, err
+	}
+	idx := 0
+	for _, p := range patches {
+		gap := int(p >> pw)
+		idx += gap
+		patch := p & (1<<pw - 1)
+		if pw == 64 {
+			patch = p
+		}
+		if patch == 0 && gap == 255 {
+			continue // a gap longer than 255 is split into empty patches
+		}
+		if idx >= l {
+			return nil, fmt.Errorf("%w: patch at %d of a run of %d", ErrCorrupt, idx, l)
+		}
+		if w < 64 {
+			vals[idx] |= patch << w
+		}
+	}
+	for _, v := range vals {
+		out = append(out, base+int64(v))
+	}
+	return out, nil
+}
+
+func (r *intReader) delta(out []int64, h byte) ([]int64, error) {
+	code := int(h >> 1 & 31)
+	w := 0
+	if code != 0 {
+		w = widths[code]
+	}
+	l, err := r.length9(h)
+	if err != nil {
+		return nil, err
+	}
+	base, err := r.varint()
+	if err != nil {
+		return nil, err
+	}
+	du, err := r.uvarint()
+	if err != nil {
+		return nil, err
+	}
+	d := unzigzag(du)
+	out = append(out, base)
+	if l == 1 {
+		return out, nil
+	}
+	if w == 0 {
+		for k := 1; k < l; k++ {
+			out = append(out, base+int64(k)*d)
+		}
+		return out, nil
+	}
+	v := base + d
+	out = append(out, v)
+	if l > 2 {
+		ds, err := r.unpack(nil, l-2, w)
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range ds {
+			if d < 0 {
+				v -= int64(x)
+			} else {
+				v += int64(x)
+			}
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}

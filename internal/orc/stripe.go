@@ -1,0 +1,528 @@
+package orc
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+)
+
+// Stream kinds of orc_proto.Stream.Kind.
+const (
+	streamPresent    = 0
+	streamData       = 1
+	streamLength     = 2
+	streamDictData   = 3
+	streamDictCount  = 4
+	streamSecondary  = 5
+	streamRowIndex   = 6
+	streamBloom      = 7
+	streamBloomUTF8  = 8
+	encDirect        = 0
+	encDictionary    = 1
+	encDirectV2      = 2
+	encDictionaryV2  = 3
+	maxStripeRows    = 1 << 26
+	maxStreamDecoded = 1 << 30
+)
+
+// Column holds the decoded values of one column of a stripe. It has N
+// entries (for a nested column: one per non-null entry of its parent);
+// Present says which are non-null (nil: all), and the value slices hold
+// the non-null entries only, in order.
+type Column struct {
+	ID      int
+	Type    *Type
+	N       int
+	Present []bool
+	// rank[i] is the index of entry i among the values (valid where present).
+	rank []int32
+
+	Ints     []int64    // BOOLEAN (0/1), BYTE, SHORT, INT, LONG, DATE
+	Floats   []float64  // FLOAT, DOUBLE
+	Bytes    [][]byte   // STRING, VARCHAR, CHAR, BINARY
+	Decimals []*big.Int // DECIMAL: unscaled, at Type.Scale
+	Secs     []int64    // TIMESTAMP*: seconds since 1970 (see Stripe)
+	Nanos    []int32    // TIMESTAMP*: nanoseconds of the second, 0..999999999
+	Offsets  []int      // LIST, MAP: entries of value i are children[Offsets[i]:Offsets[i+1]]
+	Children []*Column  // STRUCT fields; LIST element; MAP key, value
+}
+
+// Null reports whether entry i is null.
+func (c *Column) Null(i int) bool { return c.Present != nil && !c.Present[i] }
+
+// Index is the position of entry i among the column's values; entry i
+// must not be null.
+func (c *Column) Index(i int) int {
+	if c.rank == nil {
+		return i
+	}
+	return int(c.rank[i])
+}
+
+// Stripe is one decoded stripe.
+type Stripe struct {
+	NumRows        int
+	WriterTimezone string
+	// Columns are indexed by column id; only the read columns (and their
+	// descendants) are set.
+	Columns []*Column
+}
+
+type streamKey struct{ column, kind int }
+
+type stripeReader struct {
+	f       *File
+	streams map[streamKey][]byte
+	encs    []uint64
+	dicts   []uint64
+	out     []*Column
+}
+
+// ReadStripe decodes stripe i; read[col] selects the top-level columns to
+// decode (nil: all).
+func (f *File) ReadStripe(i int, read func(col int) bool) (*Stripe, error) {
+	if i < 0 || i >= len(f.Stripes) {
+		return nil, fmt.Errorf("stripe %d of %d", i, len(f.Stripes))
+	}
+	si := f.Stripes[i]
+	if si.NumRows > maxStripeRows {
+		return nil, fmt.Errorf("%w: stripe %d has %d rows", ErrUnsupported, i, si.NumRows)
+	}
+	total := si.IndexLength + si.DataLength + si.FooterLength
+	buf := make([]byte, total)
+	if _, err := f.r.ReadAt(buf, int64(si.Offset)); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("read stripe %d: %w", i, err)
+	}
+	footer, err := decompress(f.Compression, f.BlockSize, buf[si.IndexLength+si.DataLength:], maxTail)
+	if err != nil {
+		return nil, fmt.Errorf("stripe %d footer: %w", i, err)
+	}
+	sr := &stripeReader{f: f, streams: map[streamKey][]byte{}, out: make([]*Column, len(f.Types))}
+	st := &Stripe{NumRows: int(si.NumRows)}
+	type stream struct {
+		kind, column int
+		length       uint64
+	}
+	var streams []stream
+	err = pbWalk(footer, func(fl pbField) error {
+		switch fl.num {
+		case 1:
+			var s stream
+			if err := pbWalk(fl.b, func(x pbField) error {
+				switch x.num {
+				case 1:
+					s.kind = int(x.v)
+				case 2:
+					s.column = int(x.v)
+				case 3:
+					s.length = x.v
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			streams = append(streams, s)
+		case 2:
+			var kind, dict uint64
+			if err := pbWalk(fl.b, func(x pbField) error {
+				switch x.num {
+				case 1:
+					kind = x.v
+				case 2:
+					dict = x.v
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			sr.encs = append(sr.encs, kind)
+			sr.dicts = append(sr.dicts, dict)
+		case 3:
+			st.WriterTimezone = string(fl.b)
+		case 4:
+			return fmt.Errorf("%w: encrypted stripe", ErrUnsupported)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("stripe %d footer: %w", i, err)
+	}
+	if len(sr.encs) != len(f.Types) {
+		return nil, fmt.Errorf("%w: stripe %d has %d column encodings for %d columns", ErrCorrupt, i, len(sr.encs), len(f.Types))
+	}
+	// Streams lie back to back from the stripe's start, index streams first.
+	off := uint64(0)
+	data := buf[:si.IndexLength+si.DataLength]
+	for _, s := range streams {
+		if s.length > uint64(len(data))-off {
+			return nil, fmt.Errorf("%w: stripe %d stream of column %d overruns the stripe", ErrCorrupt, i, s.column)
+		}
+		raw := data[off : off+s.length]
+		off += s.length
+		switch s.kind {
+		case streamPresent, streamData, streamLength, streamDictData, streamSecondary:
+		default:
+			continue // indexes, bloom filters, statistics: not needed to read
+		}
+		if s.column < 0 || s.column >= len(f.Types) {
+			return nil, fmt.Errorf("%w: stripe %d has a stream of column %d", ErrCorrupt, i, s.column)
+		}
+		sr.streams[streamKey{s.column, s.kind}] = raw
+	}
+	root := f.Types[0]
+	for k, id := range root.Subtypes {
+		if read != nil && !read(k) {
+			continue
+		}
+		if _, err := sr.column(id, int(si.NumRows)); err != nil {
+			return nil, fmt.Errorf("stripe %d column %s: %w", i, root.FieldNames[k], err)
+		}
+	}
+	st.Columns = sr.out
+	return st, nil
+}
+
+func (sr *stripeReader) stream(col, kind int) ([]byte, error) {
+	raw, ok := sr.streams[streamKey{col, kind}]
+	if !ok {
+		return nil, nil
+	}
+	return decompress(sr.f.Compression, sr.f.BlockSize, raw, maxStreamDecoded)
+}
+
+func (sr *stripeReader) need(col, kind int) ([]byte, error) {
+	b, err := sr.stream(col, kind)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		if _, ok := sr.streams[streamKey{col, kind}]; !ok {
+			return nil, fmt.Errorf("%w: column %d lacks stream kind %d", ErrCorrupt, col, kind)
+		}
+	}
+	return b, nil
+}
+
+func (sr *stripeReader) ints(col, kind int, signed bool, n int) ([]int64, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	b, err := sr.need(col, kind)
+	if err != nil {
+		return nil, err
+	}
+	enc := sr.encs[col]
+	r := intReader{in: b, signed: signed, v2: enc == encDirectV2 || enc == encDictionaryV2}
+	return r.ints(n)
+}
+
+// column decodes column id with n entries.
+func (sr *stripeReader) column(id, n int) (*Column, error) {
+	t := &sr.f.Types[id]
+	c := &Column{ID: id, Type: t, N: n}
+	sr.out[id] = c
+	nn := n
+	if p, err := sr.stream(id, streamPresent); err != nil {
+		return nil, err
+	} else if p != nil {
+		if c.Present, err = boolRLE(p, n); err != nil {
+			return nil, fmt.Errorf("present: %w", err)
+		}
+		c.rank = make([]int32, n)
+		nn = 0
+		for i, ok := range c.Present {
+			c.rank[i] = int32(nn)
+			if ok {
+				nn++
+			}
+		}
+	}
+	var err error
+	switch t.Kind {
+	case Boolean:
+		var bs []bool
+		if nn > 0 {
+			var d []byte
+			if d, err = sr.need(id, streamData); err == nil {
+				bs, err = boolRLE(d, nn)
+			}
+		}
+		c.Ints = make([]int64, len(bs))
+		for i, b := range bs {
+			if b {
+				c.Ints[i] = 1
+			}
+		}
+	case Byte:
+		var bs []byte
+		if nn > 0 {
+			var d []byte
+			if d, err = sr.need(id, streamData); err == nil {
+				bs, err = byteRLE(d, nn)
+			}
+		}
+		c.Ints = make([]int64, len(bs))
+		for i, b := range bs {
+			c.Ints[i] = int64(int8(b))
+		}
+	case Short, Int, Long, Date:
+		c.Ints, err = sr.ints(id, streamData, true, nn)
+	case Float, Double:
+		err = sr.floats(c, nn)
+	case String, Varchar, Char, Binary:
+		err = sr.bytes(c, nn)
+	case Decimal:
+		err = sr.decimals(c, nn)
+	case Timestamp, TimestampInstant:
+		err = sr.timestamps(c, nn)
+	case Struct:
+		for _, s := range t.Subtypes {
+			ch, err := sr.column(s, nn)
+			if err != nil {
+				return nil, err
+			}
+			c.Children = append(c.Children, ch)
+		}
+	case List, Map:
+		var lens []int64
+		if lens, err = sr.ints(id, streamLength, false, nn); err != nil {
+			return nil, fmt.Errorf("lengths: %w", err)
+		}
+		c.Offsets = make([]int, len(lens)+1)
+		for i, l := range lens {
+			if l < 0 || l > maxStripeRows || c.Offsets[i]+int(l) > maxStripeRows {
+				return nil, fmt.Errorf("%w: %s entry of %d elements", ErrCorrupt, t.Kind, l)
+			}
+			c.Offsets[i+1] = c.Offsets[i] + int(l)
+		}
+		for _, s := range t.Subtypes {
+			ch, err := sr.column(s, c.Offsets[len(lens)])
+			if err != nil {
+				return nil, err
+			}
+			c.Children = append(c.Children, ch)
+		}
+	default:
+		return nil, fmt.Errorf("%w: column type %s", ErrUnsupported, t.Kind)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("column %d (%s): %w", id, t.Kind, err)
+	}
+	return c, nil
+}
+
+func (sr *stripeReader) floats(c *Column, nn int) error {
+	if nn == 0 {
+		return nil
+	}
+	d, err := sr.need(c.ID, streamData)
+	if err != nil {
+		return err
+	}
+	w := 8
+	if c.Type.Kind == Float {
+		w = 4
+	}
+	if len(d) < nn*w {
+		return fmt.Errorf("%w: %d values need %d bytes, stream has %d", ErrCorrupt, nn, nn*w, len(d))
+	}
+	c.Floats = make([]float64, nn)
+	for i := range c.Floats {
+		if w == 4 {
+			c.Floats[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(d[4*i:])))
+		} else {
+			c.Floats[i] = math.Float64frombits(binary.LittleEndian.Uint64(d[8*i:]))
+		}
+	}
+	return nil
+}
+
+func (sr *stripeReader) bytes(c *Column, nn int) error {
+	if nn == 0 {
+		return nil
+	}
+	enc := sr.encs[c.ID]
+	data, err := sr.stream(c.ID, streamData)
+	if err != nil {
+		return err
+	}
+	switch enc {
+	case encDirect, encDirectV2:
+		lens, err := sr.ints(c.ID, streamLength, false, nn)
+		if err != nil {
+			return fmt.Errorf("lengths: %w", err)
+		}
+		c.Bytes, err = split(data, lens)
+		return err
+	case encDictionary, encDictionaryV2:
+		size := sr.dicts[c.ID]
+		dictData, err := sr.stream(c.ID, streamDictData)
+		if err != nil {
+			return err
+		}
+		if size > uint64(len(dictData))+uint64(maxStripeRows) {
+			return fmt.Errorf("%w: dictionary of %d entries", ErrCorrupt, size)
+		}
+		lens, err := sr.ints(c.ID, streamLength, false, int(size))
+		if err != nil {
+			return fmt.Errorf("dictionary lengths: %w", err)
+		}
+		dict, err := split(dictData, lens)
+		if err != nil {
+			return err
+		}
+		idx, err := sr.ints(c.ID, streamData, false, nn)
+		if err != nil {
+			return fmt.Errorf("dictionary indexes: %w", err)
+		}
+		c.Bytes = make([][]byte, nn)
+		for i, k := range idx {
+			if k < 0 || k >= int64(len(dict)) {
+				return fmt.Errorf("%w: dictionary index %d of %d", ErrCorrupt, k, len(dict))
+			}
+			c.Bytes[i] = dict[k]
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: column encoding %d", ErrUnsupported, enc)
+}
+
+func split(data []byte, lens []int64) ([][]byte, error) {
+	out := make([][]byte, len(lens))
+	off := 0
+	for i, l := range lens {
+		if l < 0 || l > int64(len(data)-off) {
+			return nil, fmt.Errorf("%w: value of %d bytes, %d left in the stream", ErrCorrupt, l, len(data)-off)
+		}
+		out[i] = data[off : off+int(l) : off+int(l)]
+		off += int(l)
+	}
+	return out, nil
+}
+
+var bigTen = big.NewInt(10)
+
+func (sr *stripeReader) decimals(c *Column, nn int) error {
+	if nn == 0 {
+		return nil
+	}
+	d, err := sr.need(c.ID, streamData)
+	if err != nil {
+		return err
+	}
+	scales, err := sr.ints(c.ID, streamSecondary, true, nn)
+	if err != nil {
+		return fmt.Errorf("scales: %w", err)
+	}
+	c.Decimals = make([]*big.Int, nn)
+	for i := range c.Decimals {
+		v, rest, err := bigVarint(d)
+		if err != nil {
+			return err
+		}
+		d = rest
+		// Java writes every value at the column's scale; rescale otherwise.
+		if s := scales[i]; s != int64(c.Type.Scale) {
+			diff := int64(c.Type.Scale) - s
+			if diff > 76 || diff < -76 {
+				return fmt.Errorf("%w: decimal scale %d for a column of scale %d", ErrCorrupt, s, c.Type.Scale)
+			}
+			p := new(big.Int).Exp(bigTen, big.NewInt(abs(diff)), nil)
+			if diff > 0 {
+				v.Mul(v, p)
+			} else {
+				v.Quo(v, p)
+			}
+		}
+		c.Decimals[i] = v
+	}
+	return nil
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// bigVarint reads a zigzag base-128 varint of any length (ORC decimals).
+func bigVarint(b []byte) (*big.Int, []byte, error) {
+	var small uint64
+	for i := 0; i < len(b) && i < 9; i++ {
+		small |= uint64(b[i]&0x7f) << (7 * i)
+		if b[i] < 0x80 {
+			return big.NewInt(unzigzag(small)), b[i+1:], nil
+		}
+	}
+	v := new(big.Int)
+	for i := 0; i < len(b); i++ {
+		if i > 20 { // 127 bits: more than DECIMAL(38) needs
+			return nil, nil, fmt.Errorf("%w: decimal varint longer than 20 bytes", ErrCorrupt)
+		}
+		v.Or(v, new(big.Int).Lsh(big.NewInt(int64(b[i]&0x7f)), uint(7*i)))
+		if b[i] < 0x80 {
+			neg := v.Bit(0) == 1
+			v.Rsh(v, 1)
+			if neg {
+				v.Add(v, big.NewInt(1)).Neg(v)
+			}
+			return v, b[i+1:], nil
+		}
+	}
+	return nil, nil, fmt.Errorf("%w: truncated decimal varint", ErrCorrupt)
+}
+
+// orcEpoch is 2015-01-01 00:00:00 UTC, the base of ORC timestamp seconds.
+const orcEpoch = 1420070400
+
+// timestamps decodes TIMESTAMP columns to seconds since 1970-01-01 00:00:00
+// and nanoseconds, read in the writer's wall-clock: Java's writer stores
+// local seconds since local 2015-01-01, so wall-clock time (Paimon's
+// TIMESTAMP) comes out as if in UTC whatever the writer's zone;
+// TIMESTAMP_INSTANT is stored in UTC.
+func (sr *stripeReader) timestamps(c *Column, nn int) error {
+	if nn == 0 {
+		return nil
+	}
+	secs, err := sr.ints(c.ID, streamData, true, nn)
+	if err != nil {
+		return fmt.Errorf("seconds: %w", err)
+	}
+	nanos, err := sr.ints(c.ID, streamSecondary, false, nn)
+	// (read unsigned, as Java writes it; reinterpreted below)
+	if err != nil {
+		return fmt.Errorf("nanoseconds: %w", err)
+	}
+	c.Secs, c.Nanos = secs, make([]int32, nn)
+	for i := range secs {
+		// The low 3 bits count removed trailing decimal zeros (minus one).
+		// C++ writers store pre-1970 fractions as negative nanoseconds of
+		// seconds truncated towards zero, hence the arithmetic shift.
+		v := nanos[i]
+		ns := v >> 3
+		if z := v & 7; z != 0 {
+			for k := int64(0); k <= z; k++ {
+				ns *= 10
+			}
+		}
+		if ns > 999999999 || ns < -999999999 {
+			return fmt.Errorf("%w: timestamp nanoseconds %d", ErrCorrupt, ns)
+		}
+		s := secs[i] + orcEpoch
+		switch {
+		case ns < 0:
+			s, ns = s-1, ns+1e9
+		case s < 0 && ns > 999999:
+			// Java's writer truncates the seconds of pre-1970 instants with
+			// at least a millisecond of fraction towards zero; its reader
+			// takes one off again.
+			s--
+		}
+		c.Secs[i], c.Nanos[i] = s, int32(ns)
+	}
+	return nil
+}
