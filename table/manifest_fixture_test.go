@@ -114,7 +114,7 @@ var roundTripCodecs = []string{"zstd", "snappy", "deflate", "none"}
 func TestManifestFixturesDecodeAndRoundTrip(t *testing.T) {
 	fixtures := findManifestFixtures(t)
 	counts := map[manifestFixtureKind]int{}
-	orcRefused := 0
+	orcDecoded := 0
 	for i, fx := range fixtures {
 		data, err := os.ReadFile(fx.path)
 		if err != nil {
@@ -123,19 +123,30 @@ func TestManifestFixturesDecodeAndRoundTrip(t *testing.T) {
 		rel, _ := filepath.Rel(manifestFixturesRoot, fx.path)
 		codec := roundTripCodecs[i%len(roundTripCodecs)]
 		if fx.orc {
+			// ORC manifests (manifest.format=orc) are decoded, not
+			// written: compactd writes Avro only, so no round trip.
 			var err error
+			var n int
 			switch fx.kind {
 			case fixtureManifest:
-				_, err = manifest.Decode(data)
+				var es []manifest.Entry
+				es, err = manifest.Decode(data)
+				n = len(es)
 			case fixtureManifestList:
-				_, err = manifest.DecodeList(data)
+				var ls []manifest.ListEntry
+				ls, err = manifest.DecodeList(data)
+				n = len(ls)
 			case fixtureIndexManifest:
-				_, err = manifest.DecodeIndex(data)
+				var is []manifest.IndexEntry
+				is, err = manifest.DecodeIndex(data)
+				n = len(is)
 			}
-			if !errors.Is(err, manifest.ErrUnsupportedFormat) || !strings.Contains(err.Error(), "ORC") {
-				t.Errorf("%s: ORC manifest: want ErrUnsupportedManifestFormat naming ORC, got %v", rel, err)
+			if err != nil {
+				t.Errorf("%s: ORC manifest: %v", rel, err)
+			} else if n == 0 && fx.kind == fixtureManifest { // lists may be empty (a first base list)
+				t.Errorf("%s: ORC manifest decoded to no entries", rel)
 			}
-			orcRefused++
+			orcDecoded++
 			continue
 		}
 		counts[fx.kind]++
@@ -214,7 +225,7 @@ func TestManifestFixturesDecodeAndRoundTrip(t *testing.T) {
 			t.Errorf("%s: records differ after re-encoding with %s", rel, codec)
 		}
 	}
-	if orcRefused == 0 {
+	if orcDecoded == 0 {
 		t.Errorf("no ORC manifest fixture was checked")
 	}
 	for k, min := range map[manifestFixtureKind]int{fixtureManifest: 100, fixtureManifestList: 200, fixtureIndexManifest: 10} {
@@ -222,8 +233,8 @@ func TestManifestFixturesDecodeAndRoundTrip(t *testing.T) {
 			t.Errorf("only %d fixtures of kind %d decoded, expected at least %d", counts[k], k, min)
 		}
 	}
-	t.Logf("decoded %d manifests, %d manifest lists, %d index manifests; %d ORC files refused",
-		counts[fixtureManifest], counts[fixtureManifestList], counts[fixtureIndexManifest], orcRefused)
+	t.Logf("decoded %d manifests, %d manifest lists, %d index manifests; %d ORC files decoded",
+		counts[fixtureManifest], counts[fixtureManifestList], counts[fixtureIndexManifest], orcDecoded)
 }
 
 // fixtureSchema is the part of a schema file these tests need.
