@@ -41,6 +41,20 @@ func AppendJSON(dst []byte, rowType table.RowType, row table.Row) ([]byte, error
 }
 
 func appendString(dst []byte, s string) []byte {
+	// Most strings are printable ASCII that encoding/json leaves as is;
+	// copy those without Marshal's allocation and escaping pass.
+	plain := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		dst = append(dst, '"')
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
 	b, _ := json.Marshal(s)
 	return append(dst, b...)
 }
