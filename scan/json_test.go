@@ -2,6 +2,7 @@ package scan_test
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 
 	"github.com/compactd/compactd/scan"
@@ -21,6 +22,22 @@ func TestJSONStringsMatchEncodingJSON(t *testing.T) {
 		want, _ := json.Marshal(s)
 		if string(got) != string(want) {
 			t.Errorf("%q: got %s, want %s", s, got, want)
+		}
+	}
+}
+
+// Field names are quoted as strconv.Quote quotes them, on the fast path and
+// off it.
+func TestJSONFieldNamesMatchStrconvQuote(t *testing.T) {
+	t.Parallel()
+	typ := table.DataType{Root: table.TypeBigInt, Nullable: true}
+	for _, name := range []string{"id", "v_str", "a&b", "<x>", `q"`, "é", "\x01"} {
+		got, err := scan.AppendJSON(nil, table.RowType{{Name: name, Type: typ}}, table.Row{int64(7)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "{" + strconv.Quote(name) + ":7}"; string(got) != want {
+			t.Errorf("%q: got %s, want %s", name, got, want)
 		}
 	}
 }
