@@ -291,29 +291,7 @@ func (f *converted) Close() error { return f.close() }
 // other (in the order given) as batches of codec's layout (read): page by
 // page when a file has that exact layout, else through the row reader.
 func AppendBatches(ctx context.Context, t *table.Table, files []*manifest.Entry, read table.RowType, codec *datafile.Codec, schemaOf SchemaFunc) BatchIterator {
-	return appendBatches(ctx, t, files, read, codec, schemaOf, nil)
-}
-
-// appendBatches is AppendBatches skipping the rows that dvs (by data file
-// name; nil: none) delete, as the scan of an append bucket needs.
-func appendBatches(ctx context.Context, t *table.Table, files []*manifest.Entry, read table.RowType, codec *datafile.Codec, schemaOf SchemaFunc, dvs map[string]DeletionVector) BatchIterator {
-	openAppend := openAppendFunc(ctx, t, read, codec, schemaOf)
 	open := func(e *manifest.Entry) (batchFile, error) {
-		f, err := openAppend(e)
-		if err != nil {
-			return nil, err
-		}
-		if dv := dvs[e.File.FileName]; dv != nil {
-			return &dvFiltered{f: f, dv: dv, scratch: codec.NewBatch()}, nil
-		}
-		return f, nil
-	}
-	return seqIterator{&fileSeq{files: files, open: open}}
-}
-
-// openAppendFunc opens an append file as batches of codec's layout.
-func openAppendFunc(ctx context.Context, t *table.Table, read table.RowType, codec *datafile.Codec, schemaOf SchemaFunc) func(*manifest.Entry) (batchFile, error) {
-	return func(e *manifest.Entry) (batchFile, error) {
 		path, err := t.DataFilePath(e)
 		if err != nil {
 			return nil, err
@@ -342,6 +320,7 @@ func openAppendFunc(ctx context.Context, t *table.Table, read table.RowType, cod
 			return err
 		}, close: rr.Close}, nil
 	}
+	return seqIterator{&fileSeq{files: files, open: open}}
 }
 
 // seqIterator is a fileSeq as a BatchIterator.

@@ -341,8 +341,11 @@ func (sc *Scanner) appendBucket(ctx context.Context, b *table.BucketFiles, dvs m
 		files[i] = &b.Files[i]
 	}
 	sortBySequence(files)
-	if sc.rowCodec != nil && !sc.rowPath {
-		return sc.emitAppend(ctx, appendBatches(ctx, sc.t, files, sc.read.Fields, sc.rowCodec, sc.fileSchema, dvs), fn)
+	// Buckets with deletion vectors stay on the record path: compactd
+	// cannot write an append table's vectors, so the batch path could not
+	// be tested against them.
+	if sc.rowCodec != nil && !sc.rowPath && len(dvs) == 0 {
+		return sc.emitAppend(ctx, AppendBatches(ctx, sc.t, files, sc.read.Fields, sc.rowCodec, sc.fileSchema), fn)
 	}
 	for _, e := range files {
 		path, err := sc.t.DataFilePath(e)
