@@ -26,8 +26,16 @@ func AppendJSON(dst []byte, rowType table.RowType, row table.Row) ([]byte, error
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = strconv.AppendQuote(dst, f.Name)
-		dst = append(dst, ':')
+		if plainASCII(f.Name) {
+			// What strconv.AppendQuote writes for it, without its
+			// rune-by-rune escaping pass (a fifth of a scan's CPU).
+			dst = append(dst, '"')
+			dst = append(dst, f.Name...)
+			dst = append(dst, '"', ':')
+		} else {
+			dst = strconv.AppendQuote(dst, f.Name)
+			dst = append(dst, ':')
+		}
 		var v any
 		if i < len(row) {
 			v = row[i]
@@ -40,7 +48,25 @@ func AppendJSON(dst []byte, rowType table.RowType, row table.Row) ([]byte, error
 	return append(dst, '}'), nil
 }
 
+// plainASCII reports whether s is printable ASCII that both
+// encoding/json and strconv.Quote write unchanged between quotes.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
 func appendString(dst []byte, s string) []byte {
+	// Most strings are printable ASCII that encoding/json leaves as is;
+	// copy those without Marshal's allocation and escaping pass.
+	if plainASCII(s) {
+		dst = append(dst, '"')
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
 	b, _ := json.Marshal(s)
 	return append(dst, b...)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -56,6 +57,13 @@ type Scanner struct {
 	skipLevel0 bool
 	// lookup merges as Java's read of lookup-style tables (Merge.Lookup).
 	lookup bool
+	// codec is set when primary-key buckets merge as column batches
+	// (OpenMergedBatches), decided as compaction decides (BatchCodec);
+	// rowCodec likewise for append buckets (AppendBatches). nil: record by
+	// record. rowPath forces the record path (tests compare the two paths).
+	codec    *datafile.KVCodec
+	rowCodec *datafile.Codec
+	rowPath  bool
 }
 
 // New prepares a scan of snapshot s (nil: the latest). A table without
@@ -86,6 +94,17 @@ func New(ctx context.Context, t *table.Table, s *table.Snapshot) (*Scanner, erro
 		// function of every engine but first-row in LookupMergeFunction.
 		sc.lookup = eng.Name() != merge.EngineFirstRow &&
 			(opts.ChangelogProducer == table.ChangelogLookup || opts.DeletionVectorsEnabled || opts.ForceLookup)
+		codec, err := BatchCodec(eng, sc.read)
+		if err != nil {
+			slog.Debug("scanning record by record", "table", t.FullName(), "reason", err)
+		}
+		sc.codec = codec
+	} else {
+		codec, err := datafile.NewCodec(sc.read.Fields)
+		if err != nil {
+			slog.Debug("scanning record by record", "table", t.FullName(), "reason", err)
+		}
+		sc.rowCodec = codec
 	}
 	if s != nil {
 		fs, err := t.FileSet(ctx, s)
@@ -151,7 +170,15 @@ func (sc *Scanner) bucket(ctx context.Context, b *table.BucketFiles, fn func(tab
 	if sc.skipLevel0 && rawConvertible(files) {
 		return sc.rawBucket(ctx, files, dvs, fn)
 	}
-	r, err := OpenMerged(ctx, sc.t, files, sc.engine, sc.read, sc.fileSchema, dvs, Merge{DropDelete: true, Lookup: sc.lookup})
+	m := Merge{DropDelete: true, Lookup: sc.lookup}
+	if sc.codec != nil && !sc.rowPath {
+		it, err := OpenMergedBatches(ctx, sc.t, files, sc.engine, sc.read, sc.codec, sc.fileSchema, dvs, m)
+		if err != nil {
+			return err
+		}
+		return sc.emitMerged(ctx, it, fn)
+	}
+	r, err := OpenMerged(ctx, sc.t, files, sc.engine, sc.read, sc.fileSchema, dvs, m)
 	if err != nil {
 		return err
 	}
@@ -169,6 +196,45 @@ func (sc *Scanner) bucket(ctx context.Context, b *table.BucketFiles, fn func(tab
 		}
 		if err := fn(kv.Value); err != nil {
 			return err
+		}
+	}
+}
+
+// emitMerged passes the added rows of the merged batches of it to fn, as
+// the record path does with the records of OpenMerged: retractions left
+// after the merge are skipped, values decoded column by column.
+func (sc *Scanner) emitMerged(ctx context.Context, it BatchIterator, fn func(table.Row) error) error {
+	defer it.Close()
+	b := sc.codec.NewBatch()
+	kindCol := sc.codec.KindCol()
+	nVal := len(sc.read.Fields)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := it.NextInto(b)
+		if errors.Is(err, io.EOF) {
+			return it.Close()
+		}
+		if err != nil {
+			return err
+		}
+		kinds := b.Cols[kindCol].I32
+		// One allocation for the batch's rows; fn may keep them.
+		vals := make([]any, b.N*nVal)
+		for i := range b.N {
+			if !table.RowKind(kinds[i]).IsAdd() {
+				continue
+			}
+			row := table.Row(vals[i*nVal : (i+1)*nVal : (i+1)*nVal])
+			for j := range row {
+				if row[j], err = sc.codec.ValueAt(b, i, j); err != nil {
+					return err
+				}
+			}
+			if err := fn(row); err != nil {
+				return err
+			}
 		}
 	}
 }
@@ -275,6 +341,12 @@ func (sc *Scanner) appendBucket(ctx context.Context, b *table.BucketFiles, dvs m
 		files[i] = &b.Files[i]
 	}
 	sortBySequence(files)
+	// Buckets with deletion vectors stay on the record path: compactd
+	// cannot write an append table's vectors, so the batch path could not
+	// be tested against them.
+	if sc.rowCodec != nil && !sc.rowPath && len(dvs) == 0 {
+		return sc.emitAppend(ctx, AppendBatches(ctx, sc.t, files, sc.read.Fields, sc.rowCodec, sc.fileSchema), fn)
+	}
 	for _, e := range files {
 		path, err := sc.t.DataFilePath(e)
 		if err != nil {
@@ -311,4 +383,31 @@ func (sc *Scanner) appendBucket(ctx context.Context, b *table.BucketFiles, dvs m
 		}
 	}
 	return nil
+}
+
+// emitAppend passes the rows of an append bucket's batches to fn.
+func (sc *Scanner) emitAppend(ctx context.Context, it BatchIterator, fn func(table.Row) error) error {
+	defer it.Close()
+	b := sc.rowCodec.NewBatch()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := it.NextInto(b)
+		if errors.Is(err, io.EOF) {
+			return it.Close()
+		}
+		if err != nil {
+			return err
+		}
+		for i := range b.N {
+			row, err := sc.rowCodec.RowAt(b, i)
+			if err != nil {
+				return err
+			}
+			if err := fn(row); err != nil {
+				return err
+			}
+		}
+	}
 }
