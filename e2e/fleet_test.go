@@ -137,7 +137,8 @@ func (u unitRow) overlapsBuckets(o unitRow) bool {
 // two units ever held one bucket (or a table against a whole-table unit)
 // at once per the unit log, every COMPACT snapshot was committed by a
 // logged unit inside its run, and the 16-bucket table's units ran on more
-// than one replica.
+// than one replica, with Java reading the same rows as from a copy that
+// one `compactd compact` compacted.
 func TestFleetOfThreeReplicasWithAKill(t *testing.T) {
 	const fleetBound = 150 * time.Second
 	dsn := fleetDB(t)
@@ -189,6 +190,14 @@ func TestFleetOfThreeReplicasWithAKill(t *testing.T) {
 		before[n] = canon(t, rows)
 	}
 	big := names[len(names)-1]
+	// The 16-bucket table's copy, compacted by one `compactd compact`: the
+	// single daemon's result to compare the fleet's with.
+	single := filepath.Join(dir, "single")
+	bigDB, bigName, _ := strings.Cut(big, ".")
+	copyDir(t, filepath.Join(wh, bigDB+".db", bigName), filepath.Join(single, bigDB+".db", bigName))
+	if out, err := exec.Command(bin, "compact", single, big).CombinedOutput(); err != nil {
+		t.Fatalf("single compaction: %v\n%s", err, out)
+	}
 	cfg := filepath.Join(dir, "compactd.yaml")
 	if err := writeFile(cfg, fmt.Appendf(nil, `workers: 1
 tick: 200ms
@@ -434,7 +443,15 @@ defaults:
 	for _, n := range names {
 		reqs = append(reqs, interop.BatchRequest{Verb: "read", Flags: map[string]string{"warehouse": wh, "table": n}})
 	}
+	reqs = append(reqs, interop.BatchRequest{Verb: "read", Flags: map[string]string{"warehouse": single, "table": big}})
 	res, err = j.Batch(context.Background(), reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[len(names)].Err != nil {
+		t.Fatalf("java read of the single daemon's copy: %v", res[len(names)].Err)
+	}
+	singleRows, err := interop.ParseRows(joinLines(res[len(names)].Lines))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -447,5 +464,8 @@ defaults:
 			t.Fatal(err)
 		}
 		diffRows(t, n+" after the fleet", before[n], canon(t, rows))
+		if n == big {
+			diffRows(t, n+": the fleet's against one compactd compact's", canon(t, singleRows), canon(t, rows))
+		}
 	}
 }
