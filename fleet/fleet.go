@@ -89,10 +89,9 @@ type Fleet struct {
 	leader   bool
 	status   *sched.FleetStatus
 
-	m         *metrics
-	stopBeat  context.CancelFunc
-	beatDone  chan struct{}
-	startOnce sync.Once
+	m        *metrics
+	stopBeat context.CancelFunc
+	beatDone chan struct{}
 }
 
 const (
@@ -223,10 +222,13 @@ func (f *Fleet) Start(ctx context.Context, exec Executor) error {
 	}
 	c := f.o.Coordinator
 	client, err := river.NewClient(riverpgxv5.New(f.pool), &river.Config{
-		ID:      f.o.ID,
-		Logger:  f.log.With("component", "river"),
-		Queues:  map[string]river.QueueConfig{queue: {MaxWorkers: max(f.o.Workers, 1)}},
-		Workers: workers,
+		ID: f.o.ID,
+		// River's own info logs (a line per producer every few seconds)
+		// would drown the daemon's; its warnings and errors stay.
+		Logger:      slog.New(minLevel{slog.LevelWarn, f.log.Handler()}).With("component", "river"),
+		RetryPolicy: retryPolicy{f.o.Retry},
+		Queues:      map[string]river.QueueConfig{queue: {MaxWorkers: max(f.o.Workers, 1)}},
+		Workers:     workers,
 		// River rescues only jobs past their timeout, so units have one:
 		// just under RescueAfter (which must exceed it).
 		JobTimeout:                  unitTimeout(c),
@@ -388,7 +390,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[unitArgs]) error {
 	go func() { defer close(watched); l.watch(uctx, f.o.Coordinator.Heartbeat.D(), cancel) }()
 	rec, err := f.exec.RunUnit(uctx, u, user)
 	if cause := context.Cause(uctx); err != nil && cause != nil && ctx.Err() == nil {
-		err = fmt.Errorf("%w (%v)", err, cause)
+		err = fmt.Errorf("%w (%w)", err, cause)
 	}
 	cancel(nil)
 	<-watched

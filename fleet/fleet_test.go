@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/compactd/compactd/compact"
 	"github.com/compactd/compactd/policy"
@@ -175,3 +176,16 @@ func (neverStarted) RunUnit(context.Context, sched.Unit, string) (sched.JobRecor
 	return sched.JobRecord{}, fmt.Errorf("not started")
 }
 func (neverStarted) Started() bool { return false }
+
+// Failed units back off as the single daemon's jobs do: retry.initial
+// doubled per attempt up to retry.max.
+func TestRetryPolicyIsTheDaemons(t *testing.T) {
+	t.Parallel()
+	p := retryPolicy{policy.Retry{Initial: policy.Duration(5 * time.Second), Max: policy.Duration(30 * time.Second)}}
+	for attempt, want := range map[int]time.Duration{1: 5 * time.Second, 2: 10 * time.Second, 3: 20 * time.Second, 4: 30 * time.Second, 9: 30 * time.Second} {
+		got := time.Until(p.NextRetry(&rivertype.JobRow{Attempt: attempt}))
+		if got > want || got < want-time.Second {
+			t.Errorf("attempt %d: retry in %v, want %v", attempt, got, want)
+		}
+	}
+}
