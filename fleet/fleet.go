@@ -125,6 +125,8 @@ func Open(ctx context.Context, o Options) (*Fleet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("coordinator: parse URL: %w", err)
 	}
+	// pg_stat_activity names the replica of each session.
+	cfg.ConnConfig.RuntimeParams["application_name"] = "compactd-fleet-" + o.ID
 	// One lease connection per running unit, plus River's: its LISTEN
 	// connection, producer, completer and, on the leader, its maintenance
 	// services (rescuer, scheduler, cleaners), plus the heartbeat. A pool

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/compactd/compactd/compact"
@@ -187,5 +189,89 @@ func TestRetryPolicyIsTheDaemons(t *testing.T) {
 		if got > want || got < want-time.Second {
 			t.Errorf("attempt %d: retry in %v, want %v", attempt, got, want)
 		}
+	}
+}
+
+// The fleet's metrics pass promlint and are named compactd_fleet_*.
+func TestMetricsLint(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	if _, err := newMetrics(reg); err != nil {
+		t.Fatal(err)
+	}
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	n, err := testutil.GatherAndCount(reg, "compactd_fleet_queue_depth", "compactd_fleet_oldest_due_job_age_seconds")
+	if err != nil || n != 2 {
+		t.Fatalf("queue metrics: %d (%v)", n, err)
+	}
+}
+
+// blocking runs a unit until its context ends and reports why.
+type blocking struct {
+	running chan struct{}
+	ended   chan error
+}
+
+func (b blocking) RunUnit(ctx context.Context, u sched.Unit, _ string) (sched.JobRecord, error) {
+	close(b.running)
+	<-ctx.Done()
+	b.ended <- context.Cause(ctx)
+	return sched.JobRecord{Outcome: "cancelled"}, ctx.Err()
+}
+func (blocking) Started() bool { return true }
+
+// A unit whose lease connection dies (the database restarted, the network
+// cut, an operator terminated the session) is cancelled within a
+// heartbeat or two: its locks may be gone, so it must stop before another
+// replica takes its buckets.
+func TestUnitStopsWhenItsLeaseConnectionDies(t *testing.T) {
+	t.Parallel()
+	url := testURL(t)
+	id := fmt.Sprintf("victim-%d", rand.Uint32())
+	f := open(t, url, id)
+	ctx := context.Background()
+	b := blocking{running: make(chan struct{}), ended: make(chan error, 1)}
+	if err := f.Start(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Stop(ctx, time.Second) }()
+	if err := f.Enqueue(ctx, []sched.Unit{{Warehouse: "/wh", Table: "db.t", Kind: policy.Expire}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-b.running:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the unit never started")
+	}
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	// The lease's session is this replica's one holding an advisory lock
+	// (the database is shared: only our own sessions are touched).
+	var n int
+	if err := admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(l.pid)) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+		WHERE l.locktype = 'advisory' AND l.granted AND a.application_name = $1`, "compactd-fleet-"+id).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("no session holds the unit's lease")
+	}
+	start := time.Now()
+	select {
+	case cause := <-b.ended:
+		if cause == nil || !strings.Contains(cause.Error(), "lease connection lost") {
+			t.Fatalf("unit ended by %v, want the lost lease", cause)
+		}
+		t.Logf("unit cancelled %v after its lease connection was terminated", time.Since(start).Round(time.Millisecond))
+	case <-time.After(5 * time.Second):
+		t.Fatal("the unit kept running after its lease connection died")
 	}
 }
