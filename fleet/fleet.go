@@ -92,6 +92,9 @@ type Fleet struct {
 	m        *metrics
 	stopBeat context.CancelFunc
 	beatDone chan struct{}
+
+	drainOnce sync.Once
+	drainErr  error
 }
 
 const (
@@ -265,18 +268,30 @@ func (f *Fleet) Start(ctx context.Context, exec Executor) error {
 	return nil
 }
 
-// Stop stops taking units, lets running ones finish within grace, then
-// cancels them, and leaves the fleet.
-func (f *Fleet) Stop(ctx context.Context, grace time.Duration) error {
-	var err error
-	if f.client != nil {
-		sctx, cancel := context.WithTimeout(ctx, grace)
-		err = f.client.Stop(sctx)
+// Drain stops taking units, lets running ones finish within grace, then
+// cancels them (sched.Coordinator; the scheduler's Run calls it before
+// closing its catalogs). Only the first call does anything.
+func (f *Fleet) Drain(grace time.Duration) error {
+	f.drainOnce.Do(func() {
+		if f.client == nil {
+			return
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), grace)
+		err := f.client.Stop(sctx)
 		cancel()
 		if err != nil {
-			err = f.client.StopAndCancel(context.WithoutCancel(ctx))
+			f.log.Warn("grace period over: cancelling running units", "err", err)
+			err = f.client.StopAndCancel(context.Background())
 		}
-	}
+		f.drainErr = err
+	})
+	return f.drainErr
+}
+
+// Stop drains (if the scheduler did not), stops the heartbeat and leaves
+// the fleet.
+func (f *Fleet) Stop(ctx context.Context, grace time.Duration) error {
+	err := f.Drain(grace)
 	if f.stopBeat != nil {
 		f.stopBeat()
 		<-f.beatDone

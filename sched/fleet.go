@@ -26,6 +26,10 @@ type Coordinator interface {
 	// Status is the fleet as last seen (no I/O: /status must not wait on
 	// the database).
 	Status() *FleetStatus
+	// Drain stops taking units and waits for the running ones, cancelling
+	// those still running after grace. Run calls it on shutdown before it
+	// closes the warehouses' catalogs the units use.
+	Drain(grace time.Duration) error
 }
 
 // Unit is one job of a fleet: a whole-table job, or the compaction of a

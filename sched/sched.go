@@ -479,6 +479,12 @@ loop:
 	} else {
 		s.log.Info("shutting down: no new jobs", "running", busy, "grace", grace.String())
 	}
+	if c := s.opts.Coordinator; c != nil {
+		// The fleet's units run outside wg, on the catalogs closed below.
+		if err := c.Drain(grace); err != nil {
+			s.log.Warn("fleet: drain running units", "err", err)
+		}
+	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {
