@@ -132,8 +132,11 @@ func (u unitRow) overlapsBuckets(o unitRow) bool {
 // Three replicas of the built binary share one warehouse of several
 // Java-written tables (two engines, 1, 4 and 16 buckets, a dozen level-0
 // files per bucket), coordinated through a real PostgreSQL; one replica is
-// SIGKILLed while it runs a unit and started again. Every table's backlog
-// is worked off within fleetBound, Java reads the rows it read before, no
+// SIGKILLed while it runs a unit and started again, and a Java writer
+// commits half of two tables' rows meanwhile. Every table's backlog
+// is worked off within fleetBound, Java reads the rows it read before
+// (for the two written meanwhile: those of an uncompacted copy given the
+// same commits, so no Java commit is lost), no
 // two units ever held one bucket (or a table against a whole-table unit)
 // at once per the unit log, every COMPACT snapshot was committed by a
 // logged unit inside its run, and the 16-bucket table's units ran on more
@@ -160,6 +163,12 @@ func TestFleetOfThreeReplicasWithAKill(t *testing.T) {
 	j := interop.Java(t)
 	var reqs []interop.BatchRequest
 	names := make([]string, len(scen))
+	// The first tables get half their commits from a Java writer while the
+	// fleet runs; a copy in an unwatched warehouse gets the same commits,
+	// uncompacted, to read the expected rows from.
+	const concurrent = 2
+	ref := filepath.Join(dir, "reference")
+	var later, refCreate []interop.BatchRequest
 	for i, s := range scen {
 		names[i] = "db.t" + fmt.Sprint(i) + "_" + s.Name
 		spec := filepath.Join(dir, fmt.Sprintf("spec%d.json", i))
@@ -167,14 +176,28 @@ func TestFleetOfThreeReplicasWithAKill(t *testing.T) {
 		if err := writeFile(spec, s.Spec.JSON()); err != nil {
 			t.Fatal(err)
 		}
-		if err := writeFile(rows, s.RowsJSONL()); err != nil {
+		first := s.RowsJSONL()
+		if i < concurrent {
+			// Half now, half by a Java writer while the fleet runs.
+			half := len(s.Commits) / 2
+			first = s.RowsJSONLRange(0, half)
+			rest := filepath.Join(dir, fmt.Sprintf("rest%d.jsonl", i))
+			if err := writeFile(rest, s.RowsJSONLRange(half, len(s.Commits))); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range []string{wh, ref} {
+				later = append(later, interop.BatchRequest{Verb: "write", Flags: map[string]string{"warehouse": w, "table": names[i], "rows": rest}})
+			}
+			refCreate = append(refCreate, interop.BatchRequest{Verb: "create", Flags: map[string]string{"warehouse": ref, "table": names[i], "spec": spec, "rows": rows}})
+		}
+		if err := writeFile(rows, first); err != nil {
 			t.Fatal(err)
 		}
 		common := map[string]string{"warehouse": wh, "table": names[i]}
 		reqs = append(reqs, interop.BatchRequest{Verb: "create", Flags: map[string]string{"warehouse": wh, "table": names[i], "spec": spec, "rows": rows}},
 			interop.BatchRequest{Verb: "read", Flags: common})
 	}
-	res, err := j.Batch(context.Background(), reqs)
+	res, err := j.Batch(context.Background(), append(reqs, refCreate...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,6 +276,17 @@ defaults:
 	t.Logf("SIGKILLed %s at +%v while it ran a unit", killed, killedAt.Sub(start).Round(time.Millisecond))
 	time.Sleep(time.Second)
 	reps[killed+"b"] = startReplica(t, bin, cfg, dsn, killed+"b", dir)
+	// Java commits while the fleet compacts those tables.
+	wres, err := j.Batch(context.Background(), later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range wres {
+		if r.Err != nil {
+			t.Fatalf("java write during the fleet's run: %v", r.Err)
+		}
+	}
+	t.Logf("java committed into %d tables at +%v", concurrent, time.Since(start).Round(time.Millisecond))
 
 	// Backlog worked off: compactd's planner finds nothing to compact in
 	// any table.
@@ -385,13 +419,13 @@ defaults:
 	}
 	rows.Close()
 	byReplica := map[string]int{}
-	committed := map[string]unitRow{} // by commit user
+	// By commit user, every unit: one killed between its commit and its log
+	// update committed without a logged snapshot.
+	committed := map[string]unitRow{}
 	for i, a := range units {
-		if a.snapshot != nil {
-			committed[a.user] = a
-			if a.tbl == big {
-				byReplica[a.replica]++
-			}
+		committed[a.user] = a
+		if a.snapshot != nil && a.tbl == big {
+			byReplica[a.replica]++
 		}
 		for _, b := range units[i+1:] {
 			if a.tbl != b.tbl || !a.overlapsBuckets(b) {
@@ -444,6 +478,9 @@ defaults:
 		reqs = append(reqs, interop.BatchRequest{Verb: "read", Flags: map[string]string{"warehouse": wh, "table": n}})
 	}
 	reqs = append(reqs, interop.BatchRequest{Verb: "read", Flags: map[string]string{"warehouse": single, "table": big}})
+	for _, n := range names[:concurrent] {
+		reqs = append(reqs, interop.BatchRequest{Verb: "read", Flags: map[string]string{"warehouse": ref, "table": n}})
+	}
 	res, err = j.Batch(context.Background(), reqs)
 	if err != nil {
 		t.Fatal(err)
@@ -463,7 +500,16 @@ defaults:
 		if err != nil {
 			t.Fatal(err)
 		}
-		diffRows(t, n+" after the fleet", before[n], canon(t, rows))
+		want := before[n]
+		if i < concurrent {
+			// Every Java commit, the ones during the fleet's run too.
+			refRows, err := interop.ParseRows(joinLines(res[len(names)+1+i].Lines))
+			if err != nil || res[len(names)+1+i].Err != nil {
+				t.Fatalf("java read of the reference %s: %v %v", n, err, res[len(names)+1+i].Err)
+			}
+			want = canon(t, refRows)
+		}
+		diffRows(t, n+" after the fleet", want, canon(t, rows))
 		if n == big {
 			diffRows(t, n+": the fleet's against one compactd compact's", canon(t, singleRows), canon(t, rows))
 		}
