@@ -32,6 +32,10 @@ type Options struct {
 	Partition string
 	// Bucket, if not nil, restricts the run to one bucket number.
 	Bucket *int
+	// Buckets, if not nil, restricts the run to the bucket numbers it
+	// covers (in every partition): a daemon fleet's compaction unit, so
+	// that units of one table touch disjoint buckets.
+	Buckets *BucketRange
 	// DryRun plans without writing anything.
 	DryRun bool
 	// CommitUser identifies this compactd process in snapshots; empty means
@@ -67,6 +71,26 @@ type Options struct {
 	// RowPath merges record by record instead of in column batches (the
 	// batch path's reference in tests and benchmarks; same output).
 	RowPath bool
+}
+
+// BucketRange is the bucket numbers From ≤ b < To; To ≤ 0 means no upper
+// bound (so a table's last range also covers the higher buckets of
+// partitions written before a rescale).
+type BucketRange struct {
+	From, To int
+}
+
+// Contains says whether bucket b is in the range.
+func (r BucketRange) Contains(b int) bool {
+	return b >= r.From && (r.To <= 0 || b < r.To)
+}
+
+// String is "[From,To)" or "[From,∞)".
+func (r BucketRange) String() string {
+	if r.To <= 0 {
+		return fmt.Sprintf("[%d,∞)", r.From)
+	}
+	return fmt.Sprintf("[%d,%d)", r.From, r.To)
 }
 
 // Summary reports a run.
@@ -379,7 +403,7 @@ func PlanTable(ctx context.Context, t *table.Table, o Options, now time.Time) (*
 	if err := checkSelection(t, v, o); err != nil {
 		return nil, planner.PlanResult{}, popts, err
 	}
-	if o.Partition != "" || o.Bucket != nil || t.Options().Bucket == table.BucketPostpone {
+	if o.Partition != "" || o.Bucket != nil || o.Buckets != nil || t.Options().Bucket == table.BucketPostpone {
 		kept := v.View.Buckets[:0:0]
 		for _, b := range v.View.Buckets {
 			if b.Bucket == table.BucketPostpone {
@@ -389,6 +413,9 @@ func PlanTable(ctx context.Context, t *table.Table, o Options, now time.Time) (*
 				continue
 			}
 			if o.Bucket != nil && b.Bucket != *o.Bucket {
+				continue
+			}
+			if o.Buckets != nil && !o.Buckets.Contains(b.Bucket) {
 				continue
 			}
 			kept = append(kept, b)

@@ -123,7 +123,7 @@ func assignPostponed(ctx context.Context, t *table.Table, o Options, now func() 
 			return sum, fmt.Errorf("table %s: not supported: index file %s (%s) of bucket-postpone", t.FullName(), e.IndexFile.FileName, e.IndexFile.IndexType)
 		}
 	}
-	if sum.Files == 0 || o.DryRun || o.Bucket != nil {
+	if sum.Files == 0 || o.DryRun || o.Bucket != nil || o.Buckets != nil {
 		// A run restricted to one bucket leaves postponed rows alone: they
 		// would land in buckets it was not asked to touch.
 		return sum, nil

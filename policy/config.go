@@ -45,11 +45,39 @@ type Config struct {
 	// Retry configures the backoff of transient failures.
 	Retry Retry `yaml:"retry"`
 
+	// Coordinator, when its URL is set, makes this daemon one replica of a
+	// fleet coordinated through PostgreSQL (package fleet) instead of the
+	// warehouse lock.
+	Coordinator Coordinator `yaml:"coordinator"`
+
 	Warehouses []Warehouse `yaml:"warehouses"`
 	// Defaults are compactd defaults (policy keys) for every table; they
 	// override the built-in defaults and yield to the table's own options.
 	Defaults map[string]string `yaml:"defaults"`
 }
+
+// Coordinator configures fleet mode.
+type Coordinator struct {
+	// URL is the PostgreSQL connection string (postgres://…); empty means
+	// the single embedded daemon. The --coordinator flag overrides it.
+	URL string `yaml:"url"`
+	// RescueAfter is how long a unit may stay running before the queue
+	// hands it to another replica (its replica is taken for dead; the
+	// unit's lease still keeps a live one's bucket from being run twice).
+	// A unit is cancelled after nine tenths of it, so it also bounds a
+	// unit's run: keep it above the longest (compact.time-budget).
+	RescueAfter Duration `yaml:"rescue-after"`
+	// Heartbeat is how often a replica reports itself and checks the
+	// connections that hold its leases.
+	Heartbeat Duration `yaml:"heartbeat"`
+	// BucketsPerUnit is how many buckets of a fixed-bucket table one
+	// compaction unit covers (1 to MaxBucketsPerUnit).
+	BucketsPerUnit int `yaml:"buckets-per-unit"`
+}
+
+// MaxBucketsPerUnit bounds Coordinator.BucketsPerUnit (a unit locks each
+// of its buckets in PostgreSQL).
+const MaxBucketsPerUnit = 64
 
 // Retry is the backoff of transient failures: Initial doubled per
 // consecutive failure up to Max. After Attempts consecutive failures of
@@ -167,6 +195,15 @@ func (c *Config) WithDefaults() {
 	if c.LockLease <= 0 {
 		c.LockLease = Duration(30 * time.Second)
 	}
+	if c.Coordinator.RescueAfter <= 0 {
+		c.Coordinator.RescueAfter = Duration(15 * time.Minute)
+	}
+	if c.Coordinator.Heartbeat <= 0 {
+		c.Coordinator.Heartbeat = Duration(5 * time.Second)
+	}
+	if c.Coordinator.BucketsPerUnit <= 0 {
+		c.Coordinator.BucketsPerUnit = 4
+	}
 	if c.Retry.Initial <= 0 {
 		c.Retry.Initial = Duration(5 * time.Second)
 	}
@@ -234,6 +271,9 @@ func (c *Config) Validate() error {
 	var errs []error
 	if len(c.Warehouses) == 0 {
 		errs = append(errs, errors.New("no warehouses configured"))
+	}
+	if n := c.Coordinator.BucketsPerUnit; n > MaxBucketsPerUnit {
+		errs = append(errs, fmt.Errorf("coordinator.buckets-per-unit=%d is over %d", n, MaxBucketsPerUnit))
 	}
 	seen := map[string]bool{}
 	for i, w := range c.Warehouses {

@@ -26,6 +26,8 @@ type Status struct {
 	Warehouses  []WhStatus    `json:"warehouses"`
 	Tables      []TableStatus `json:"tables"`
 	Recent      []JobRecord   `json:"recentJobs"`
+	// Fleet is the fleet this daemon is a replica of (coordinated mode).
+	Fleet *FleetStatus `json:"fleet,omitempty"`
 }
 
 // WhStatus is one warehouse in /status.
@@ -66,8 +68,14 @@ func (s *Scheduler) Status() Status {
 	st := Status{Started: s.started, Config: s.cfg.Path, Workers: s.cfg.Workers, Busy: s.busy, Queue: s.queue,
 		PolicyError: s.storeErr, Recent: append([]JobRecord{}, s.recent...), Tables: []TableStatus{}, Warehouses: []WhStatus{}}
 	for _, w := range s.warehouses {
-		st.Warehouses = append(st.Warehouses, WhStatus{Path: w.path, Catalog: w.cat.Name(), Lock: w.lock.Path(), LeaseExpires: w.lock.Expires(),
-			LeaseDeadline: w.lock.Deadline(), Error: w.err})
+		ws := WhStatus{Path: w.path, Catalog: w.cat.Name(), Error: w.err}
+		if w.lock != nil {
+			ws.Lock, ws.LeaseExpires, ws.LeaseDeadline = w.lock.Path(), w.lock.Expires(), w.lock.Deadline()
+		}
+		st.Warehouses = append(st.Warehouses, ws)
+	}
+	if s.opts.Coordinator != nil {
+		st.Fleet = s.opts.Coordinator.Status()
 	}
 	slices.SortFunc(st.Warehouses, func(a, b WhStatus) int { return cmp.Compare(a.Path, b.Path) })
 	for _, t := range s.tables {
@@ -122,6 +130,16 @@ func (s *Scheduler) Ready() error {
 		switch {
 		case !ok:
 			why = "lock not held (yet): the daemon is starting or could not lock it"
+		case w.lock == nil:
+			// A fleet's replica: no lock; only the leader discovers.
+			if fs := s.opts.Coordinator.Status(); fs != nil && fs.Error != "" {
+				why = "coordinator: " + fs.Error
+			} else if w.err != "" {
+				why = "discovery failed: " + w.err
+			}
+			if why == "" {
+				continue
+			}
 		case w.lock.Err() != nil:
 			why = w.lock.Err().Error()
 		case !now.Before(w.lock.Deadline()):

@@ -58,12 +58,16 @@ func (s *Scheduler) runJob(ctx context.Context, t *tableState, k policy.Kind) {
 				err = permanent(fmt.Errorf("%s of %s panicked: %v", k, t.name, r))
 			}
 		}()
-		return s.execute(ctx, t, k, j, eff, par, &rec, log)
+		return s.execute(ctx, t, k, j, eff, par, nil, "", &rec, log)
 	}()
 	s.finish(ctx, t, k, j, rec, err, log)
 }
 
-func (s *Scheduler) execute(ctx context.Context, t *tableState, k policy.Kind, j policy.Job, eff *policy.Effective, par int, rec *JobRecord, log *slog.Logger) error {
+// execute runs one job; buckets, if not nil, restricts a compaction to
+// them (a fleet's unit, which then leaves the table's backlog to the
+// whole-table observations); commitUser empty means a fresh one.
+func (s *Scheduler) execute(ctx context.Context, t *tableState, k policy.Kind, j policy.Job, eff *policy.Effective, par int,
+	buckets *compact.BucketRange, commitUser string, rec *JobRecord, log *slog.Logger) error {
 	db, name, _ := strings.Cut(t.name, ".")
 	tb, err := t.wh.cat.OpenTable(ctx, db, name)
 	if err != nil {
@@ -77,16 +81,18 @@ func (s *Scheduler) execute(ctx context.Context, t *tableState, k policy.Kind, j
 			return permanent(err)
 		}
 		o := compact.Options{Full: k == policy.FullCompaction, Overrides: overrides, Parallelism: par,
-			MaxBuckets: j.MaxBuckets, MaxBytes: j.MaxBytes, TimeBudget: j.TimeBudget}
+			MaxBuckets: j.MaxBuckets, MaxBytes: j.MaxBytes, TimeBudget: j.TimeBudget, Buckets: buckets, CommitUser: commitUser}
 		if _, err := compact.PlannerOptions(tb, o); err != nil {
 			return permanent(err)
 		}
 		if k == policy.Compact {
-			b, work, err := s.observe(ctx, tb, overrides)
+			b, work, err := s.observe(ctx, tb, overrides, buckets)
 			if err != nil {
 				return err
 			}
-			s.setBacklog(t, b)
+			if buckets == nil {
+				s.setBacklog(t, b)
+			}
 			if !work {
 				rec.Note = "nothing to compact"
 				return nil
@@ -111,7 +117,7 @@ func (s *Scheduler) execute(ctx context.Context, t *tableState, k policy.Kind, j
 			log.Info("compacted", "snapshot", sum.Snapshot, "buckets", sum.Buckets, "rows_in", sum.RowsIn, "rows_out", sum.RowsOut,
 				"bytes_in", sum.BytesIn, "bytes_out", sum.BytesOut)
 		}
-		if b, _, err := s.observe(ctx, tb, overrides); err == nil {
+		if b, _, err := s.observe(ctx, tb, overrides, buckets); err == nil && buckets == nil {
 			s.setBacklog(t, b)
 		}
 		return nil
@@ -201,9 +207,9 @@ func (s *Scheduler) execute(ctx context.Context, t *tableState, k policy.Kind, j
 }
 
 // observe measures a table's backlog and says whether compaction has work.
-func (s *Scheduler) observe(ctx context.Context, tb *table.Table, overrides map[string]string) (Backlog, bool, error) {
+func (s *Scheduler) observe(ctx context.Context, tb *table.Table, overrides map[string]string, buckets *compact.BucketRange) (Backlog, bool, error) {
 	now := s.opts.Now()
-	v, plan, popts, err := compact.PlanTable(ctx, tb, compact.Options{Overrides: overrides}, now)
+	v, plan, popts, err := compact.PlanTable(ctx, tb, compact.Options{Overrides: overrides, Buckets: buckets}, now)
 	if err != nil {
 		return Backlog{}, false, err
 	}
@@ -306,6 +312,18 @@ func (s *Scheduler) finish(ctx context.Context, t *tableState, k policy.Kind, j 
 			log.Warn("job failed: retrying", "class", class.String(), "attempt", t.failures[k], "backoff", wait.String(), "err", err)
 		}
 	}
+	s.record(t, rec)
+	if t.gone {
+		delete(s.tables, t.key)
+		s.deleteTableMetrics(t)
+	}
+}
+
+// record counts a finished job in the metrics and the recent jobs. Called
+// with s.mu held.
+func (s *Scheduler) record(t *tableState, rec JobRecord) {
+	k := rec.Kind
+	lv := []string{t.wh.path, t.name, string(k)}
 	s.m.jobs.WithLabelValues(t.wh.path, t.name, string(k), rec.Outcome).Inc()
 	s.m.duration.WithLabelValues(lv...).Observe(rec.Seconds)
 	if rec.RowsIn+rec.RowsOut > 0 {
@@ -324,10 +342,6 @@ func (s *Scheduler) finish(ctx context.Context, t *tableState, k policy.Kind, j 
 	s.recent = append(s.recent, rec)
 	if len(s.recent) > recentJobs {
 		s.recent = s.recent[len(s.recent)-recentJobs:]
-	}
-	if t.gone {
-		delete(s.tables, t.key)
-		s.deleteTableMetrics(t)
 	}
 }
 

@@ -43,6 +43,10 @@ type Options struct {
 	// Build labels compactd_build_info; empty fields are "unknown" (the
 	// Go version: the running one).
 	Build BuildInfo
+	// Coordinator, if set, makes the scheduler one replica of a fleet:
+	// no warehouse lock; the leader enqueues due units instead of running
+	// them, and the coordinator runs units through RunUnit (fleet.go).
+	Coordinator Coordinator
 }
 
 // BuildInfo identifies the running build (the caller knows it: the
@@ -168,6 +172,9 @@ type JobRecord struct {
 	BytesOut     int64       `json:"bytesOut,omitempty"`
 	FilesDeleted int         `json:"filesDeleted,omitempty"`
 	Note         string      `json:"note,omitempty"`
+	// BucketRange is a fleet unit's buckets ("[0,4)"); empty for a
+	// whole-table job.
+	BucketRange string `json:"bucketRange,omitempty"`
 }
 
 const (
@@ -320,7 +327,17 @@ func (s *Scheduler) openWarehouses(ctx context.Context, cfg *policy.Config) erro
 			fio = s.observeStorage(p, fio)
 			err = checkWarehouse(ctx, fio, p)
 		}
-		if err == nil {
+		if err == nil && s.opts.Coordinator != nil {
+			// A fleet: the replicas share the warehouse, and what
+			// excludes is kept in the coordinator's database.
+			w := &warehouse{cfg: wc, path: p, fio: fio}
+			if w.cat, err = s.openCatalog(ctx, w); err == nil {
+				want[p] = w
+				opened = append(opened, w)
+				continue
+			}
+		}
+		if err == nil && s.opts.Coordinator == nil {
 			var l *Lock
 			l, err = AcquireLock(ctx, fio, p, cfg.LockLease.D(), s.opts.Now)
 			if err == nil {
@@ -339,7 +356,7 @@ func (s *Scheduler) openWarehouses(ctx context.Context, cfg *policy.Config) erro
 			}
 		}
 		for _, w := range opened {
-			_ = w.lock.Release(context.WithoutCancel(ctx))
+			w.releaseLock(ctx)
 			_ = w.cat.Close()
 			s.m.lockHeld.DeleteLabelValues(w.path)
 		}
@@ -348,7 +365,7 @@ func (s *Scheduler) openWarehouses(ctx context.Context, cfg *policy.Config) erro
 	s.mu.Lock()
 	for p, w := range s.warehouses {
 		if _, ok := want[p]; !ok {
-			_ = w.lock.Release(context.WithoutCancel(ctx))
+			w.releaseLock(ctx)
 			_ = w.cat.Close()
 			s.m.lockHeld.DeleteLabelValues(p)
 			s.m.lockLosses.DeleteLabelValues(p)
@@ -363,6 +380,14 @@ func (s *Scheduler) openWarehouses(ctx context.Context, cfg *policy.Config) erro
 	s.warehouses = want
 	s.mu.Unlock()
 	return nil
+}
+
+// releaseLock releases the warehouse lock, if it has one (a fleet's
+// replica has none).
+func (w *warehouse) releaseLock(ctx context.Context) {
+	if w.lock != nil {
+		_ = w.lock.Release(context.WithoutCancel(ctx))
+	}
 }
 
 // openCatalog opens the catalog a warehouse names; a file-system one
@@ -401,7 +426,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	if err := s.openWarehouses(ctx, s.cfg); err != nil {
 		return err
 	}
+	s.mu.Lock()
 	s.started = s.opts.Now()
+	s.mu.Unlock()
 	jobCtx, cancelJobs := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancelJobs(nil)
 	var wg conc.WaitGroup
@@ -413,6 +440,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	hbCtx, stopHB := context.WithCancel(context.WithoutCancel(ctx))
 	var hb conc.WaitGroup
 	hb.Go(func() {
+		if s.opts.Coordinator != nil {
+			return // no warehouse locks in a fleet
+		}
 		s.keepLocks(hbCtx, func(err error) {
 			s.mu.Lock()
 			s.stopping = true
@@ -449,6 +479,12 @@ loop:
 	} else {
 		s.log.Info("shutting down: no new jobs", "running", busy, "grace", grace.String())
 	}
+	if c := s.opts.Coordinator; c != nil {
+		// The fleet's units run outside wg, on the catalogs closed below.
+		if err := c.Drain(grace); err != nil {
+			s.log.Warn("fleet: drain running units", "err", err)
+		}
+	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {
@@ -471,10 +507,12 @@ loop:
 	}
 	s.mu.Lock()
 	for _, w := range s.warehouses {
-		if err := w.lock.Release(context.Background()); err != nil {
-			s.log.Warn("release warehouse lock", "warehouse", w.path, "err", err)
+		if w.lock != nil {
+			if err := w.lock.Release(context.Background()); err != nil {
+				s.log.Warn("release warehouse lock", "warehouse", w.path, "err", err)
+			}
+			s.m.lockHeld.WithLabelValues(w.path).Set(0)
 		}
-		s.m.lockHeld.WithLabelValues(w.path).Set(0)
 		if err := w.cat.Close(); err != nil {
 			s.log.Warn("close catalog", "warehouse", w.path, "catalog", w.cat.Name(), "err", err)
 		}
@@ -582,6 +620,10 @@ func (s *Scheduler) lockLost(warehouse string) {
 func (s *Scheduler) tick(ctx, jobCtx context.Context, wg *conc.WaitGroup) {
 	now := s.opts.Now()
 	s.reloadStore()
+	if s.opts.Coordinator != nil {
+		s.tickFleet(ctx, now)
+		return
+	}
 	s.mu.Lock()
 	discover := s.reload || now.Sub(s.lastDiscover) >= s.cfg.DiscoveryInterval.D()
 	s.mu.Unlock()

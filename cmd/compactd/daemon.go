@@ -16,12 +16,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
+	"github.com/compactd/compactd/fleet"
 	"github.com/compactd/compactd/policy"
 	"github.com/compactd/compactd/sched"
 )
 
 func newDaemonCmd() *cobra.Command {
-	var configFile, listen string
+	var configFile, listen, coordinator, replicaID string
 	cmd := &cobra.Command{
 		Use:   "daemon",
 		Short: "Run the maintenance daemon: compaction, expiration and orphan cleanup of the configured warehouses",
@@ -42,6 +43,9 @@ locked and discovered, else 503 and why), /status (JSON; an HTML page for browse
 			if listen != "" {
 				cfg.Listen = listen
 			}
+			if coordinator != "" {
+				cfg.Coordinator.URL = coordinator
+			}
 			// SIGHUP is taken from here on: one that arrives while the
 			// daemon starts must not kill it (its default action).
 			hup := make(chan os.Signal, 1)
@@ -52,10 +56,33 @@ locked and discovered, else 503 and why), /status (JSON; an HTML page for browse
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 			b := currentBuild()
-			s, err := sched.New(cfg, sched.Options{Registerer: reg, Gatherer: reg,
-				Build: sched.BuildInfo{Version: b.Version, Commit: b.Commit, GoVersion: b.GoVersion}})
+			so := sched.Options{Registerer: reg, Gatherer: reg,
+				Build: sched.BuildInfo{Version: b.Version, Commit: b.Commit, GoVersion: b.GoVersion}}
+			var fl *fleet.Fleet
+			if cfg.Coordinator.URL != "" {
+				cfg.WithDefaults()
+				fl, err = fleet.Open(ctx, fleet.Options{URL: cfg.Coordinator.URL, ID: replicaID, Workers: cfg.Workers,
+					Coordinator: cfg.Coordinator, Retry: cfg.Retry, Registerer: reg})
+				if err != nil {
+					return err
+				}
+				so.Coordinator = fl
+			}
+			s, err := sched.New(cfg, so)
 			if err != nil {
+				if fl != nil {
+					_ = fl.Stop(context.WithoutCancel(ctx), 0)
+				}
 				return err
+			}
+			if fl != nil {
+				// Its own context: SIGTERM stops it below, after the
+				// scheduler, with the grace period.
+				if err := fl.Start(context.WithoutCancel(ctx), s); err != nil {
+					_ = fl.Stop(context.WithoutCancel(ctx), 0)
+					return err
+				}
+				slog.Info("fleet replica started", "replica", fl.ID())
 			}
 			ln, err := net.Listen("tcp", cfg.Listen)
 			if err != nil {
@@ -92,6 +119,11 @@ locked and discovered, else 503 and why), /status (JSON; an HTML page for browse
 				}
 			}()
 			runErr := s.Run(ctx)
+			if fl != nil {
+				if err := fl.Stop(context.WithoutCancel(ctx), cfg.GracePeriod.D()); err != nil {
+					slog.Warn("fleet: stop", "err", err)
+				}
+			}
 			shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			_ = srv.Shutdown(shutdown)
@@ -103,6 +135,8 @@ locked and discovered, else 503 and why), /status (JSON; an HTML page for browse
 		},
 	}
 	cmd.Flags().StringVar(&configFile, "config", "compactd.yaml", "config file")
+	cmd.Flags().StringVar(&coordinator, "coordinator", "", "PostgreSQL URL (postgres://…): run as one replica of a fleet coordinated there (overrides coordinator.url of the config)")
+	cmd.Flags().StringVar(&replicaID, "replica-id", "", "this replica's name in the fleet (default host-pid)")
 	cmd.Flags().StringVar(&listen, "listen", "", "HTTP listen address (overrides the config; default "+policy.DefaultListen+")")
 	return cmd
 }

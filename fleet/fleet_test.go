@@ -1,0 +1,277 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/compactd/compactd/compact"
+	"github.com/compactd/compactd/policy"
+	"github.com/compactd/compactd/sched"
+)
+
+// testURL is a schema of its own on the shared PostgreSQL
+// (scripts/db-servers.sh: a missing server fails the test), dropped after.
+func testURL(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv("COMPACTD_PG_DSN")
+	if dsn == "" {
+		t.Fatal("COMPACTD_PG_DSN is not set: bash scripts/db-servers.sh start; eval \"$(bash scripts/db-servers.sh env)\"")
+	}
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	name := fmt.Sprintf("fleet_unit_%d_%d", os.Getpid(), rand.Uint32())
+	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = admin.Exec(ctx, "DROP SCHEMA IF EXISTS "+name+" CASCADE")
+		admin.Close(ctx)
+	})
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	return dsn + sep + "search_path=" + name
+}
+
+func open(t *testing.T, url, id string) *Fleet {
+	t.Helper()
+	c := policy.Coordinator{RescueAfter: policy.Duration(time.Minute), Heartbeat: policy.Duration(200 * time.Millisecond), BucketsPerUnit: 4}
+	f, err := Open(context.Background(), Options{URL: url, ID: id, Workers: 1, Coordinator: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.pool.Close() })
+	return f
+}
+
+// Leases exclude as the protocol says: overlapping bucket ranges of one
+// table exclude each other, disjoint ones do not; a whole-table unit
+// (expire) excludes every compaction unit of the table and is excluded by
+// them; other tables are not affected; a lease whose connection dies is
+// gone (a killed replica's).
+func TestLeasesExclude(t *testing.T) {
+	t.Parallel()
+	url := testURL(t)
+	a, b := open(t, url, "a"), open(t, url, "b")
+	ctx := context.Background()
+	unit := func(tbl string, k policy.Kind, from, to int) sched.Unit {
+		u := sched.Unit{Warehouse: "/wh", Table: tbl, Kind: k}
+		if from >= 0 {
+			u.Buckets = &compact.BucketRange{From: from, To: to}
+		}
+		return u
+	}
+	take := func(f *Fleet, u sched.Unit) *lease {
+		l, ok, err := f.lease(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return nil
+		}
+		return l
+	}
+	l1 := take(a, unit("db.t", policy.Compact, 0, 4))
+	if l1 == nil {
+		t.Fatal("first lease refused")
+	}
+	if take(b, unit("db.t", policy.Compact, 0, 4)) != nil {
+		t.Fatal("the same bucket range was leased twice")
+	}
+	tail := take(b, unit("db.t", policy.Compact, 4, 0)) // [4,∞) is disjoint from [0,4)
+	if tail == nil {
+		t.Fatal("a disjoint bucket range was refused")
+	}
+	if take(b, unit("db.t", policy.Expire, -1, 0)) != nil {
+		t.Fatal("expire leased while a compaction unit of the table runs")
+	}
+	if take(b, unit("db.t", policy.Compact, -1, 0)) != nil {
+		t.Fatal("a whole-table compaction leased while a bucket unit runs")
+	}
+	if l := take(b, unit("db.other", policy.Expire, -1, 0)); l == nil {
+		t.Fatal("another table's expire was refused")
+	} else {
+		l.release()
+	}
+	// The refused attempts left no lock behind: once the two compaction
+	// leases end, expire gets the table (on a replica that never tried).
+	l1.release()
+	tail.release()
+	c := open(t, url, "c")
+	e := take(c, unit("db.t", policy.Expire, -1, 0))
+	if e == nil {
+		t.Fatal("expire refused after every compaction lease ended")
+	}
+	if take(a, unit("db.t", policy.Compact, 8, 12)) != nil {
+		t.Fatal("a compaction unit leased while expire holds the table")
+	}
+	// A dead connection ends the lease.
+	if err := e.conn.Conn().Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.conn.Release()
+	if l := take(a, unit("db.t", policy.Compact, 8, 12)); l == nil {
+		t.Fatal("the lease outlived its connection")
+	} else {
+		l.release()
+	}
+}
+
+// Enqueue adds a unit once while it is queued (River's unique jobs), and
+// the heartbeat sees the queue, the replica and River's leader.
+func TestEnqueueIsUniqueAndStatusSeesTheQueue(t *testing.T) {
+	t.Parallel()
+	url := testURL(t)
+	f := open(t, url, "solo")
+	ctx := context.Background()
+	never := neverStarted{}
+	if err := f.Start(ctx, never); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Stop(ctx, time.Second) }()
+	u := []sched.Unit{{Warehouse: "/wh", Table: "db.t", Kind: policy.Compact, Buckets: &compact.BucketRange{From: 0, To: 4}},
+		{Warehouse: "/wh", Table: "db.t", Kind: policy.Expire}}
+	for range 3 {
+		if err := f.Enqueue(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	if err := f.pool.QueryRow(ctx, "SELECT count(*) FROM river_job WHERE kind = $1", unitKind).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Fatalf("%d jobs after enqueueing 2 units 3 times", n)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		f.beat(ctx)
+		st := f.Status()
+		if st.Error == "" && st.Leader == "solo" && len(st.Replicas) == 1 && st.QueueDepth == 2 && f.Leader() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status never showed the leader, the replica and 2 queued units: %+v", st)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// neverStarted snoozes every unit (its warehouses never open).
+type neverStarted struct{}
+
+func (neverStarted) RunUnit(context.Context, sched.Unit, string) (sched.JobRecord, error) {
+	return sched.JobRecord{}, fmt.Errorf("not started")
+}
+func (neverStarted) Started() bool { return false }
+
+// Failed units back off as the single daemon's jobs do: retry.initial
+// doubled per attempt up to retry.max.
+func TestRetryPolicyIsTheDaemons(t *testing.T) {
+	t.Parallel()
+	p := retryPolicy{policy.Retry{Initial: policy.Duration(5 * time.Second), Max: policy.Duration(30 * time.Second)}}
+	for attempt, want := range map[int]time.Duration{1: 5 * time.Second, 2: 10 * time.Second, 3: 20 * time.Second, 4: 30 * time.Second, 9: 30 * time.Second} {
+		got := time.Until(p.NextRetry(&rivertype.JobRow{Attempt: attempt}))
+		if got > want || got < want-time.Second {
+			t.Errorf("attempt %d: retry in %v, want %v", attempt, got, want)
+		}
+	}
+}
+
+// The fleet's metrics pass promlint and are named compactd_fleet_*.
+func TestMetricsLint(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	if _, err := newMetrics(reg); err != nil {
+		t.Fatal(err)
+	}
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	n, err := testutil.GatherAndCount(reg, "compactd_fleet_queue_depth", "compactd_fleet_oldest_due_job_age_seconds")
+	if err != nil || n != 2 {
+		t.Fatalf("queue metrics: %d (%v)", n, err)
+	}
+}
+
+// blocking runs a unit until its context ends and reports why.
+type blocking struct {
+	running chan struct{}
+	ended   chan error
+}
+
+func (b blocking) RunUnit(ctx context.Context, u sched.Unit, _ string) (sched.JobRecord, error) {
+	close(b.running)
+	<-ctx.Done()
+	b.ended <- context.Cause(ctx)
+	return sched.JobRecord{Outcome: "cancelled"}, ctx.Err()
+}
+func (blocking) Started() bool { return true }
+
+// A unit whose lease connection dies (the database restarted, the network
+// cut, an operator terminated the session) is cancelled within a
+// heartbeat or two: its locks may be gone, so it must stop before another
+// replica takes its buckets.
+func TestUnitStopsWhenItsLeaseConnectionDies(t *testing.T) {
+	t.Parallel()
+	url := testURL(t)
+	id := fmt.Sprintf("victim-%d", rand.Uint32())
+	f := open(t, url, id)
+	ctx := context.Background()
+	b := blocking{running: make(chan struct{}), ended: make(chan error, 1)}
+	if err := f.Start(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Stop(ctx, time.Second) }()
+	if err := f.Enqueue(ctx, []sched.Unit{{Warehouse: "/wh", Table: "db.t", Kind: policy.Expire}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-b.running:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the unit never started")
+	}
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	// The lease's session is this replica's one holding an advisory lock
+	// (the database is shared: only our own sessions are touched).
+	var n int
+	if err := admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(l.pid)) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+		WHERE l.locktype = 'advisory' AND l.granted AND a.application_name = $1`, "compactd-fleet-"+id).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("no session holds the unit's lease")
+	}
+	start := time.Now()
+	select {
+	case cause := <-b.ended:
+		if cause == nil || !strings.Contains(cause.Error(), "lease connection lost") {
+			t.Fatalf("unit ended by %v, want the lost lease", cause)
+		}
+		t.Logf("unit cancelled %v after its lease connection was terminated", time.Since(start).Round(time.Millisecond))
+	case <-time.After(5 * time.Second):
+		t.Fatal("the unit kept running after its lease connection died")
+	}
+}

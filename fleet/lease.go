@@ -1,0 +1,118 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/compactd/compactd/policy"
+	"github.com/compactd/compactd/sched"
+)
+
+// lease is a unit's advisory locks, held by the session of conn: they
+// end when the unit releases them or when the connection dies (a killed
+// replica's, a replica cut off from the database).
+type lease struct {
+	conn *pgxpool.Conn
+	f    *Fleet
+}
+
+// lockKey is an advisory lock's key: a 64-bit hash of what it guards. Two
+// names hashing alike only make two units wait for each other.
+func lockKey(parts ...string) int64 {
+	h := fnv.New64a()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return int64(h.Sum64())
+}
+
+// keys are the locks a unit takes: shared ones, exclusive ones. An
+// open-ended bucket range locks MaxBucketsPerUnit buckets from its start
+// and the table's tail (every leader's ranges start at multiples of one
+// buckets-per-unit, so an open range never starts below another's end).
+func keys(u sched.Unit) (shared, exclusive []int64) {
+	tbl := lockKey("table", u.Warehouse, u.Table)
+	if u.Buckets == nil || (u.Kind != policy.Compact && u.Kind != policy.FullCompaction) {
+		return nil, []int64{tbl}
+	}
+	to := u.Buckets.To
+	if to <= 0 {
+		to = u.Buckets.From + policy.MaxBucketsPerUnit
+		exclusive = append(exclusive, lockKey("tail", u.Warehouse, u.Table))
+	}
+	for b := u.Buckets.From; b < to; b++ {
+		exclusive = append(exclusive, lockKey("bucket", u.Warehouse, u.Table, fmt.Sprint(b)))
+	}
+	return []int64{tbl}, exclusive
+}
+
+// lease takes u's locks on a connection of its own, all or none; ok is
+// false when another unit holds one of them.
+func (f *Fleet) lease(ctx context.Context, u sched.Unit) (*lease, bool, error) {
+	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	conn, err := f.pool.Acquire(actx)
+	cancel()
+	if err != nil {
+		return nil, false, fmt.Errorf("coordinator: lease connection for %s: %w", u, err)
+	}
+	shared, exclusive := keys(u)
+	var ok bool
+	// One statement, so the locks are taken together or not at all: a
+	// false anywhere releases those taken.
+	err = conn.QueryRow(ctx, `SELECT coalesce(bool_and(pg_try_advisory_lock_shared(k)), true) FROM unnest($1::bigint[]) k`, shared).Scan(&ok)
+	if err == nil && ok {
+		err = conn.QueryRow(ctx, `SELECT coalesce(bool_and(pg_try_advisory_lock(k)), true) FROM unnest($1::bigint[]) k`, exclusive).Scan(&ok)
+	}
+	if err != nil || !ok {
+		// Whatever was taken goes with the session's other locks.
+		_, uerr := conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock_all()")
+		if uerr != nil {
+			conn.Conn().Close(context.WithoutCancel(ctx)) //nolint:errcheck // dropping the session drops its locks
+		}
+		conn.Release()
+		if err != nil {
+			return nil, false, fmt.Errorf("coordinator: lease %s: %w", u, err)
+		}
+		return nil, false, nil
+	}
+	return &lease{conn: conn, f: f}, true, nil
+}
+
+// release gives the locks up; if that fails the session is closed, which
+// releases them too.
+func (l *lease) release() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := l.conn.Exec(ctx, "SELECT pg_advisory_unlock_all()"); err != nil {
+		l.conn.Conn().Close(ctx) //nolint:errcheck // closing ends the session and its locks
+	}
+	l.conn.Release()
+}
+
+// watch pings the lease's connection every period; when a ping fails the
+// locks may be gone, so the unit is cancelled (cancel) before another
+// replica can take its buckets for long.
+func (l *lease) watch(ctx context.Context, period time.Duration, cancel context.CancelCauseFunc) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, pcancel := context.WithTimeout(ctx, period)
+		err := l.conn.Ping(pctx)
+		pcancel()
+		if err != nil && ctx.Err() == nil {
+			l.f.log.Error("lease connection lost: cancelling the unit", "err", err)
+			cancel(fmt.Errorf("coordinator: lease connection lost: %w", err))
+			return
+		}
+	}
+}

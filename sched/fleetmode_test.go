@@ -1,0 +1,107 @@
+package sched_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/compactd/compactd/sched"
+	"github.com/compactd/compactd/table"
+)
+
+// fakeCoordinator records what the scheduler enqueues.
+type fakeCoordinator struct {
+	leader  atomic.Bool
+	mu      sync.Mutex
+	units   []sched.Unit
+	drained atomic.Bool
+}
+
+func (c *fakeCoordinator) Leader() bool { return c.leader.Load() }
+func (c *fakeCoordinator) Enqueue(_ context.Context, us []sched.Unit) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.units = append(c.units, us...)
+	return nil
+}
+func (c *fakeCoordinator) Status() *sched.FleetStatus { return &sched.FleetStatus{Replica: "fake"} }
+func (c *fakeCoordinator) Drain(time.Duration) error  { c.drained.Store(true); return nil }
+func (c *fakeCoordinator) enqueued() []sched.Unit {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.units)
+}
+
+// With a coordinator the scheduler takes no warehouse lock, enqueues due
+// units only while it leads (a 16-bucket table's compaction as 4 bucket
+// ranges) and runs none itself; RunUnit compacts just the unit's buckets
+// and commits under the given user; shutdown drains the coordinator.
+func TestFleetModeEnqueuesOnTheLeaderAndRunsUnitsOnRequest(t *testing.T) {
+	t.Parallel()
+	wh := t.TempDir()
+	tb := createTable(t, wh, "big", map[string]string{"bucket": "16"})
+	m := newModel(t, tb)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 7 {
+		m.commit(t, rng, 200)
+	}
+	before := runsPerBucket(t, tb)
+	cfg := config(t, wh, compactOnly(nil))
+	c := &fakeCoordinator{}
+	s, stop := start(t, cfg, sched.Options{Coordinator: c})
+	time.Sleep(300 * time.Millisecond)
+	if n := len(c.enqueued()); n != 0 {
+		t.Fatalf("a replica that does not lead enqueued %d units", n)
+	}
+	if files, _ := filepath.Glob(filepath.Join(wh, sched.LockFile+"*")); len(files) > 0 {
+		t.Fatalf("a fleet replica took the warehouse lock: %v", files)
+	}
+	c.leader.Store(true)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(c.enqueued()) < 4 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	us := c.enqueued()
+	if len(us) < 4 || us[0].Buckets == nil || us[3].Buckets == nil || us[3].Buckets.From != 12 || us[3].Buckets.To != 0 {
+		t.Fatalf("enqueued %v, want the 16-bucket compaction as 4 ranges", us)
+	}
+	if got := runsPerBucket(t, tb); got != before {
+		t.Fatalf("the scheduler compacted by itself: %d runs per bucket, was %d", got, before)
+	}
+	rec, err := s.RunUnit(context.Background(), us[0], "compactd-test-unit")
+	if err != nil || rec.Outcome != "success" || rec.Snapshot == 0 || rec.BucketRange != "[0,4)" {
+		t.Fatalf("RunUnit: %+v, %v", rec, err)
+	}
+	fresh, err := table.OpenPath(context.Background(), tb.FileIO(), tb.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := fresh.LatestSnapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.CommitUser != "compactd-test-unit" || snap.CommitKind != "COMPACT" {
+		t.Fatalf("latest snapshot by %s (%s)", snap.CommitUser, snap.CommitKind)
+	}
+	fs, err := fresh.FileSet(context.Background(), snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range fs.Buckets() {
+		if inUnit := b.Bucket < 4; inUnit != (len(b.Runs) < before) {
+			t.Errorf("bucket %d has %d sorted runs after the unit [0,4) (%d before)", b.Bucket, len(b.Runs), before)
+		}
+	}
+	m.check(t)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if !c.drained.Load() {
+		t.Fatal("shutdown did not drain the coordinator")
+	}
+}
