@@ -127,22 +127,7 @@ func (s *Scheduler) tickFleet(ctx context.Context, now time.Time) {
 		return
 	}
 	perUnit := s.cfg.Coordinator.BucketsPerUnit
-	var cands []candidate
-	for _, t := range s.tables {
-		if t.gone || t.halted != "" || t.eff == nil {
-			continue
-		}
-		for _, k := range policy.Kinds {
-			j, ok := t.jobs[k]
-			if !ok || !j.Enabled {
-				continue
-			}
-			if due := t.next[k]; !due.IsZero() && !now.Before(due) {
-				cands = append(cands, candidate{t, k, due})
-			}
-		}
-	}
-	orderCandidates(cands, now)
+	cands := s.dueCandidates(now, false)
 	var units []Unit
 	for _, cd := range cands {
 		units = append(units, unitsOf(cd.t.wh.path, cd.t.name, cd.k, cd.t.eff, perUnit)...)

@@ -637,22 +637,7 @@ func (s *Scheduler) tick(ctx, jobCtx context.Context, wg *conc.WaitGroup) {
 	if s.stopping {
 		return
 	}
-	var cands []candidate
-	for _, t := range s.tables {
-		if t.gone || t.halted != "" || t.running != "" || t.eff == nil {
-			continue
-		}
-		for _, k := range policy.Kinds {
-			j, ok := t.jobs[k]
-			if !ok || !j.Enabled {
-				continue
-			}
-			if due := t.next[k]; !due.IsZero() && !now.Before(due) {
-				cands = append(cands, candidate{t, k, due})
-			}
-		}
-	}
-	orderCandidates(cands, now)
+	cands := s.dueCandidates(now, true)
 	queued := 0
 	for _, c := range cands {
 		if c.t.running != "" {
@@ -848,6 +833,29 @@ type candidate struct {
 // ones); then the largest backlog — postponed rows (which no reader sees
 // until they are compacted), sorted runs over the trigger, bytes pending —
 // then the oldest last success (never first).
+// dueCandidates are the enabled jobs due at now of the tables that are
+// neither gone nor halted (nor, with idleOnly, running a job), in
+// dispatch order. s.mu is held.
+func (s *Scheduler) dueCandidates(now time.Time, idleOnly bool) []candidate {
+	var cands []candidate
+	for _, t := range s.tables {
+		if t.gone || t.halted != "" || (idleOnly && t.running != "") || t.eff == nil {
+			continue
+		}
+		for _, k := range policy.Kinds {
+			j, ok := t.jobs[k]
+			if !ok || !j.Enabled {
+				continue
+			}
+			if due := t.next[k]; !due.IsZero() && !now.Before(due) {
+				cands = append(cands, candidate{t, k, due})
+			}
+		}
+	}
+	orderCandidates(cands, now)
+	return cands
+}
+
 func orderCandidates(cands []candidate, now time.Time) {
 	slices.SortFunc(cands, func(a, b candidate) int {
 		as, bs := now.Sub(a.due) > starveAfter, now.Sub(b.due) > starveAfter
