@@ -2,6 +2,7 @@ package datafile
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/big"
 	"math/rand/v2"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
 )
 
@@ -48,17 +50,45 @@ func TestParallelColumnEncodingWritesTheSameBytes(t *testing.T) {
 		}
 		recs = append(recs, table.KeyValue{Key: table.Row{int64(k)}, Seq: int64(k), Value: v})
 	}
+	const batchRows = 1024
+	if batchRows < minParallelRows || len(fields)+3 < 2*minColumnsPerWorker {
+		t.Fatal("the batches below would not reach the parallel path")
+	}
 	write := func(workers int) []byte {
 		saved := encodeWorkers
 		encodeWorkers = workers
 		defer func() { encodeWorkers = saved }()
 		path := filepath.Join(t.TempDir(), "data.parquet")
-		writeKVBatches(t, rand.New(rand.NewPCG(5, 6)), path, s, map[string]string{"page-size": "4 kb"}, recs, false)
-		b, err := os.ReadFile(path)
+		codec, err := NewKVCodec(s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return b
+		w, err := NewKeyValueWriter(context.Background(), fileio.NewLocal(), path, s, map[string]string{"page-size": "4 kb"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := codec.NewBatch()
+		// Whole batches of batchRows rows: every one takes the parallel
+		// path when workers > 1 (the last, shorter one need not).
+		for i := 0; i < len(recs); i += batchRows {
+			b.Reset()
+			for _, kv := range recs[i:min(i+batchRows, len(recs))] {
+				if err := codec.Append(b, kv); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.WriteBatch(b, 0, b.N); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		out, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
 	}
 	serial, parallel := write(1), write(4)
 	if !bytes.Equal(serial, parallel) {
