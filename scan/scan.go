@@ -204,21 +204,9 @@ func (sc *Scanner) bucket(ctx context.Context, b *table.BucketFiles, fn func(tab
 // the record path does with the records of OpenMerged: retractions left
 // after the merge are skipped, values decoded column by column.
 func (sc *Scanner) emitMerged(ctx context.Context, it BatchIterator, fn func(table.Row) error) error {
-	defer it.Close()
-	b := sc.codec.NewBatch()
 	kindCol := sc.codec.KindCol()
 	nVal := len(sc.read.Fields)
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		err := it.NextInto(b)
-		if errors.Is(err, io.EOF) {
-			return it.Close()
-		}
-		if err != nil {
-			return err
-		}
+	return eachBatch(ctx, it, sc.codec.NewBatch(), func(b *datafile.Batch) error {
 		kinds := b.Cols[kindCol].I32
 		// One allocation for the batch's rows; fn may keep them.
 		vals := make([]any, b.N*nVal)
@@ -228,13 +216,40 @@ func (sc *Scanner) emitMerged(ctx context.Context, it BatchIterator, fn func(tab
 			}
 			row := table.Row(vals[i*nVal : (i+1)*nVal : (i+1)*nVal])
 			for j := range row {
-				if row[j], err = sc.codec.ValueAt(b, i, j); err != nil {
+				v, err := sc.codec.ValueAt(b, i, j)
+				if err != nil {
 					return err
 				}
+				row[j] = v
 			}
 			if err := fn(row); err != nil {
 				return err
 			}
+		}
+		return nil
+	})
+}
+
+// eachBatch passes every batch it yields (filled into b) to fn until
+// io.EOF, then closes it.
+func eachBatch(ctx context.Context, it BatchIterator, b *datafile.Batch, fn func(*datafile.Batch) error) (err error) {
+	defer func() {
+		if cerr := it.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := it.NextInto(b); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		if err := fn(b); err != nil {
+			return err
 		}
 	}
 }
@@ -387,19 +402,7 @@ func (sc *Scanner) appendBucket(ctx context.Context, b *table.BucketFiles, dvs m
 
 // emitAppend passes the rows of an append bucket's batches to fn.
 func (sc *Scanner) emitAppend(ctx context.Context, it BatchIterator, fn func(table.Row) error) error {
-	defer it.Close()
-	b := sc.rowCodec.NewBatch()
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		err := it.NextInto(b)
-		if errors.Is(err, io.EOF) {
-			return it.Close()
-		}
-		if err != nil {
-			return err
-		}
+	return eachBatch(ctx, it, sc.rowCodec.NewBatch(), func(b *datafile.Batch) error {
 		for i := range b.N {
 			row, err := sc.rowCodec.RowAt(b, i)
 			if err != nil {
@@ -409,5 +412,6 @@ func (sc *Scanner) emitAppend(ctx context.Context, it BatchIterator, fn func(tab
 				return err
 			}
 		}
-	}
+		return nil
+	})
 }
