@@ -114,13 +114,7 @@ func (s *Scheduler) tickFleet(ctx context.Context, now time.Time) {
 	if !c.Leader() {
 		return
 	}
-	s.mu.Lock()
-	discover := s.reload || now.Sub(s.lastDiscover) >= s.cfg.DiscoveryInterval.D()
-	s.mu.Unlock()
-	if discover {
-		s.discover(ctx)
-	}
-	s.syncHalted()
+	s.refreshTables(ctx, now)
 	s.mu.Lock()
 	if s.stopping {
 		s.mu.Unlock()

@@ -616,6 +616,18 @@ func (s *Scheduler) lockLost(warehouse string) {
 	s.m.lockHeld.WithLabelValues(warehouse).Set(0)
 }
 
+// refreshTables rediscovers the tables when a reload is asked for or the
+// discovery interval has passed, and syncs the halted tables.
+func (s *Scheduler) refreshTables(ctx context.Context, now time.Time) {
+	s.mu.Lock()
+	discover := s.reload || now.Sub(s.lastDiscover) >= s.cfg.DiscoveryInterval.D()
+	s.mu.Unlock()
+	if discover {
+		s.discover(ctx)
+	}
+	s.syncHalted()
+}
+
 // tick is one pass of the scheduling loop.
 func (s *Scheduler) tick(ctx, jobCtx context.Context, wg *conc.WaitGroup) {
 	now := s.opts.Now()
@@ -624,13 +636,7 @@ func (s *Scheduler) tick(ctx, jobCtx context.Context, wg *conc.WaitGroup) {
 		s.tickFleet(ctx, now)
 		return
 	}
-	s.mu.Lock()
-	discover := s.reload || now.Sub(s.lastDiscover) >= s.cfg.DiscoveryInterval.D()
-	s.mu.Unlock()
-	if discover {
-		s.discover(ctx)
-	}
-	s.syncHalted()
+	s.refreshTables(ctx, now)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
