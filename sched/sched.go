@@ -57,6 +57,11 @@ type BuildInfo struct {
 
 // Scheduler is the daemon. Create it with New, run it with Run.
 type Scheduler struct {
+	// openMu serializes openWarehouses: Run's first open and a SIGHUP's
+	// Reload at start-up would otherwise both take the warehouse lock, and
+	// the second would find the first's and fail as if another daemon
+	// held it.
+	openMu  sync.Mutex
 	opts    Options
 	runner  Runner
 	log     *slog.Logger
@@ -310,6 +315,8 @@ func checkWarehouse(ctx context.Context, fio fileio.FileIO, p string) error {
 // openWarehouses locks the warehouses of cfg not yet held and releases
 // those cfg dropped.
 func (s *Scheduler) openWarehouses(ctx context.Context, cfg *policy.Config) error {
+	s.openMu.Lock()
+	defer s.openMu.Unlock()
 	s.mu.Lock()
 	held := maps.Clone(s.warehouses)
 	s.mu.Unlock()
