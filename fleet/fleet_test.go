@@ -69,7 +69,7 @@ func TestLeasesExclude(t *testing.T) {
 	a, b := open(t, url, "a"), open(t, url, "b")
 	ctx := context.Background()
 	unit := func(tbl string, k policy.Kind, from, to int) sched.Unit {
-		u := sched.Unit{Warehouse: "/wh", Table: tbl, Kind: k}
+		u := sched.Unit{Warehouse: "/" + t.Name(), Table: tbl, Kind: k}
 		if from >= 0 {
 			u.Buckets = &compact.BucketRange{From: from, To: to}
 		}
@@ -143,8 +143,8 @@ func TestEnqueueIsUniqueAndStatusSeesTheQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = f.Stop(ctx, time.Second) }()
-	u := []sched.Unit{{Warehouse: "/wh", Table: "db.t", Kind: policy.Compact, Buckets: &compact.BucketRange{From: 0, To: 4}},
-		{Warehouse: "/wh", Table: "db.t", Kind: policy.Expire}}
+	u := []sched.Unit{{Warehouse: "/" + t.Name(), Table: "db.t", Kind: policy.Compact, Buckets: &compact.BucketRange{From: 0, To: 4}},
+		{Warehouse: "/" + t.Name(), Table: "db.t", Kind: policy.Expire}}
 	for range 3 {
 		if err := f.Enqueue(ctx, u); err != nil {
 			t.Fatal(err)
@@ -241,7 +241,7 @@ func TestUnitStopsWhenItsLeaseConnectionDies(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = f.Stop(ctx, time.Second) }()
-	if err := f.Enqueue(ctx, []sched.Unit{{Warehouse: "/wh", Table: "db.t", Kind: policy.Expire}}); err != nil {
+	if err := f.Enqueue(ctx, []sched.Unit{{Warehouse: "/" + t.Name(), Table: "db.t", Kind: policy.Expire}}); err != nil {
 		t.Fatal(err)
 	}
 	select {

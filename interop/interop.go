@@ -76,9 +76,11 @@ var noCatalogVerbs = map[string]bool{"pick": true, "version": true, "batch": tru
 
 // javaArgs is the java command line of one verb; extraCP, if not empty,
 // is appended to the oracle's classpath (the REST server's test jars).
+// -XX:-UsePerfData: no hsperfdata file, whose "locked by another process"
+// warning (two JVMs with one PID over time) would land in a verb's output.
 func (j *JavaOracle) javaArgs(verb string, flags []string, extraCP ...string) []string {
 	cp := strings.Join(append([]string{j.classpath}, extraCP...), string(os.PathListSeparator))
-	args := append([]string{"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m", "-cp", cp, "compactd.interop.Main", verb}, flags...)
+	args := append([]string{"-XX:-UsePerfData", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m", "-cp", cp, "compactd.interop.Main", verb}, flags...)
 	if len(j.catalogOptions) > 0 && !noCatalogVerbs[verb] && !slices.Contains(flags, "--catalog-options") {
 		b, err := json.Marshal(j.catalogOptions)
 		if err == nil { // a map[string]string always marshals
