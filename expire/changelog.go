@@ -179,7 +179,18 @@ func SelectChangelogs(in ChangelogSelectInput) (ChangelogSelection, error) {
 // the changelog (end's too). Anything else aborts the plan with a
 // *table.DamagedError.
 func PlanChangelogs(ctx context.Context, md reach.Metadata, produceChangelog bool, expiring []table.Snapshot, end, earliest table.Snapshot, tags []table.Snapshot, missingOK MissingOK) (Plan, error) {
-	var p Plan
+	p, err := planChangelogs(ctx, md, produceChangelog, expiring, end, earliest, tags, missingOK)
+	if err != nil {
+		_ = p.Close()
+		return Plan{}, err
+	}
+	// Planning is over: the deduplicating hashes are not needed any more.
+	p.DataFiles.Seal()
+	return p, nil
+}
+
+func planChangelogs(ctx context.Context, md reach.Metadata, produceChangelog bool, expiring []table.Snapshot, end, earliest table.Snapshot, tags []table.Snapshot, missingOK MissingOK) (Plan, error) {
+	p := Plan{DataFiles: NewPathList()}
 	if len(expiring) == 0 {
 		return p, nil
 	}
@@ -219,11 +230,11 @@ func PlanChangelogs(ctx context.Context, md reach.Metadata, produceChangelog boo
 	skip := map[string]bool{}
 	for _, t := range skippingTags(tags, begin, end.ID) {
 		if err := addManifestSkips(ctx, md, t, skip); err != nil {
-			return Plan{}, table.Damaged("", failedFile(err), fmt.Sprintf("the tag of snapshot %d", t.ID), err)
+			return p, table.Damaged("", failedFile(err), fmt.Sprintf("the tag of snapshot %d", t.ID), err)
 		}
 	}
 	if err := addManifestSkips(ctx, md, earliest, skip); err != nil {
-		return Plan{}, table.Damaged("", failedFile(err), fmt.Sprintf("snapshot %d", earliest.ID), err)
+		return p, table.Damaged("", failedFile(err), fmt.Sprintf("snapshot %d", earliest.ID), err)
 	}
 	// The first retained changelog: its data manifest lists are gone when
 	// the table has a changelog producer (snapshot expiry deleted them), its
@@ -234,7 +245,7 @@ func PlanChangelogs(ctx context.Context, md reach.Metadata, produceChangelog boo
 			if isMissing(err) && (produceChangelog || end.ChangelogManifestList != nil) {
 				continue
 			}
-			return Plan{}, table.Damaged("", l, fmt.Sprintf("changelog %d", end.ID), err)
+			return p, table.Damaged("", l, fmt.Sprintf("changelog %d", end.ID), err)
 		}
 		skip[l] = true
 		for _, m := range manifests {
@@ -242,13 +253,6 @@ func PlanChangelogs(ctx context.Context, md reach.Metadata, produceChangelog boo
 		}
 	}
 
-	dataSeen := map[string]bool{}
-	addData := func(path string) {
-		if !dataSeen[path] {
-			dataSeen[path] = true
-			p.DataFiles = append(p.DataFiles, path)
-		}
-	}
 	planList := func(l string, manifests []string) {
 		for _, m := range manifests {
 			if !skip[m] {
@@ -265,25 +269,29 @@ func PlanChangelogs(ctx context.Context, md reach.Metadata, produceChangelog boo
 	tagLiveID := int64(-1)
 	for _, c := range expiring {
 		if err := ctx.Err(); err != nil {
-			return Plan{}, err
+			return p, err
 		}
 		if cl := reach.Opt(c.ChangelogManifestList); cl != "" {
 			manifests, err := md.ManifestList(ctx, cl)
 			if err != nil {
 				if err := tolerate(c, cl, err); err != nil {
-					return Plan{}, err
+					return p, err
 				}
 				continue // condemned and already gone
 			}
 			for _, m := range manifests {
+				var spoolErr error
 				err := md.Manifest(ctx, m, func(e reach.DataEntry) error {
 					if e.Kind == reach.Add {
-						addData(e.Path)
+						spoolErr = p.DataFiles.Add(e.Path)
 					}
-					return nil
+					return spoolErr
 				})
+				if spoolErr != nil {
+					return p, spoolErr
+				}
 				if err := tolerate(c, m, err); err != nil {
-					return Plan{}, err
+					return p, err
 				}
 			}
 			planList(cl, manifests)
@@ -304,7 +312,7 @@ func PlanChangelogs(ctx context.Context, md reach.Metadata, produceChangelog boo
 			if tags[ti].ID != tagLiveID {
 				var err error
 				if tagLive, err = readLiveSet(ctx, md, tags[ti]); err != nil {
-					return Plan{}, table.Damaged("", failedFile(err), fmt.Sprintf("the tag of snapshot %d", tags[ti].ID), err)
+					return p, table.Damaged("", failedFile(err), fmt.Sprintf("the tag of snapshot %d", tags[ti].ID), err)
 				}
 				tagLiveID = tags[ti].ID
 			}
@@ -312,22 +320,26 @@ func PlanChangelogs(ctx context.Context, md reach.Metadata, produceChangelog boo
 		}
 		deleted, err := deletedInDelta(ctx, md, c.DeltaManifestList, dataListMissing)
 		if err != nil {
-			return Plan{}, err
+			return p, err
 		}
 		for _, e := range deleted {
 			if skipLive != nil && skipLive.contains(e) {
 				continue
 			}
-			addData(e.Path)
+			if err := p.DataFiles.Add(e.Path); err != nil {
+				return p, err
+			}
 			for _, x := range e.ExtraPaths {
-				addData(x)
+				if err := p.DataFiles.Add(x); err != nil {
+					return p, err
+				}
 			}
 		}
 		for _, l := range []string{c.DeltaManifestList, c.BaseManifestList} {
 			manifests, err := md.ManifestList(ctx, l)
 			if err != nil {
 				if err := dataListMissing(l, err); err != nil {
-					return Plan{}, err
+					return p, err
 				}
 				continue
 			}
@@ -469,6 +481,7 @@ func ExpireChangelogs(ctx context.Context, src reach.Source, o RunOptions) (Chan
 	if err != nil {
 		return rep, fmt.Errorf("expire changelogs of %s: %w", src.Root, table.WithTable(err, src.Root))
 	}
+	defer func() { _ = plan.Close() }()
 	kept := func(rt reach.Root) bool { return !rt.Changelog || rt.ChangelogID >= sel.End }
 	protected, err := protectRoots(ctx, src, vanish, 0, kept, false, &plan)
 	if err != nil {
@@ -482,9 +495,8 @@ func ExpireChangelogs(ctx context.Context, src reach.Source, o RunOptions) (Chan
 	for _, n := range plan.ManifestLists {
 		rep.ManifestLists = append(rep.ManifestLists, fileio.Join(manifestDir, n))
 	}
-	rep.DataFiles = plan.DataFiles
 	rep.Changelogs = slices.Clone(sel.Expire)
-	if err := confinedPaths(ctx, src, rep.DataFiles, rep.Manifests, rep.ManifestLists, changelogPaths(src.Root, rep.Changelogs), []string{earliestPath}); err != nil {
+	if err := confinedPaths(ctx, src, &plan, &rep.DataFiles, &rep.Counts.DataFiles, rep.Manifests, rep.ManifestLists, changelogPaths(src.Root, rep.Changelogs), []string{earliestPath}); err != nil {
 		return rep, err
 	}
 	if o.DryRun {
@@ -499,13 +511,17 @@ func ExpireChangelogs(ctx context.Context, src reach.Source, o RunOptions) (Chan
 	if par <= 0 {
 		par = 8
 	}
-	for _, phase := range [][]string{rep.DataFiles, rep.Manifests, rep.ManifestLists} {
+	dirs, err := deleteDataFiles(ctx, fs, &plan, par)
+	if err != nil {
+		return rep, fmt.Errorf("expire changelogs of %s: %w", src.Root, err)
+	}
+	for _, phase := range [][]string{rep.Manifests, rep.ManifestLists} {
 		if err := fileio.DeleteConcurrently(ctx, fs, phase, par); err != nil {
 			return rep, fmt.Errorf("expire changelogs of %s: %w", src.Root, err)
 		}
 	}
 	if o.CleanEmptyDirectories {
-		cleanEmptyDirs(ctx, fs, src.Root, rep.DataFiles)
+		cleanEmptyDirs(ctx, fs, src.Root, dirs)
 	}
 	for _, p := range changelogPaths(src.Root, rep.Changelogs) {
 		if err := fs.Delete(ctx, p); err != nil {

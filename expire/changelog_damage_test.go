@@ -190,13 +190,16 @@ func halfExpired(t *testing.T, produce bool, upTo string, seed uint64) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doomed := slices.Clone(plan.DataFiles)
+	doomed, err := plan.DataFiles.Strings()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if upTo == "lists" {
 		for _, n := range slices.Concat(plan.Manifests, plan.ManifestLists) {
 			doomed = append(doomed, filepath.Join(sim.Root, "manifest", n))
 		}
 	}
-	if len(plan.DataFiles) == 0 {
+	if plan.DataFiles.Len() == 0 {
 		return false
 	}
 	for _, p := range doomed {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/table/reach"
 )
@@ -18,8 +19,12 @@ import (
 type Plan struct {
 	// DataFiles are data files (with their extra files) deleted by the
 	// DELETE entries of the expired range, and changelog files of expired
-	// snapshots; deduplicated, in discovery order.
-	DataFiles []string
+	// snapshots; deduplicated, in discovery order. The list may live on
+	// local disk: Close releases it.
+	DataFiles *PathList
+	// keepData are the names of planned data files a kept root still
+	// reaches (set by protectRoots): they stay.
+	keepData map[string]bool
 	// Manifests are data and changelog manifests; ManifestLists the lists
 	// holding them. A list is deleted only after its manifests, so that a
 	// rerun after a crash still finds whatever a surviving list names.
@@ -28,6 +33,20 @@ type Plan struct {
 	IndexFiles     []reach.IndexFile
 	IndexManifests []string
 	Statistics     []string
+}
+
+// Close releases the list of data files.
+func (p *Plan) Close() error { return p.DataFiles.Close() }
+
+// eachDataFile calls fn with every planned data file that no kept root
+// reaches, in plan order.
+func (p *Plan) eachDataFile(fn func(path string) error) error {
+	return p.DataFiles.Each(func(path string) error {
+		if p.keepData[fileio.Base(path)] {
+			return nil
+		}
+		return fn(path)
+	})
 }
 
 // MissingOK decides whether a missing metadata file of an expiring snapshot
@@ -86,9 +105,20 @@ type Lifecycle struct {
 // Index manifests, index files and statistics files are planned in every
 // lifecycle, as in Java.
 func PlanFilesFor(ctx context.Context, md reach.Metadata, lc Lifecycle, expiring []table.Snapshot, end *table.Snapshot, tags []table.Snapshot, missingOK MissingOK) (Plan, error) {
+	p, err := planFiles(ctx, md, lc, expiring, end, tags, missingOK)
+	if err != nil {
+		_ = p.Close()
+		return Plan{}, err
+	}
+	// Planning is over: the deduplicating hashes are not needed any more.
+	p.DataFiles.Seal()
+	return p, nil
+}
+
+func planFiles(ctx context.Context, md reach.Metadata, lc Lifecycle, expiring []table.Snapshot, end *table.Snapshot, tags []table.Snapshot, missingOK MissingOK) (Plan, error) {
 	keepAppend := lc.Decoupled && !lc.ProduceChangelog
 	keepDataManifests := lc.Decoupled && !lc.ProduceChangelog
-	var p Plan
+	p := Plan{DataFiles: NewPathList()}
 	if len(expiring) == 0 {
 		return p, nil
 	}
@@ -119,14 +149,6 @@ func PlanFilesFor(ctx context.Context, md reach.Metadata, lc Lifecycle, expiring
 	sort.SliceStable(tags, func(i, j int) bool { return tags[i].ID < tags[j].ID })
 	begin := expiring[0].ID
 
-	dataSeen := map[string]bool{}
-	addData := func(path string) {
-		if !dataSeen[path] {
-			dataSeen[path] = true
-			p.DataFiles = append(p.DataFiles, path)
-		}
-	}
-
 	// Data files removed in (begin, end].
 	rangeSnaps := slices.Clone(expiring[1:])
 	if end != nil {
@@ -137,7 +159,7 @@ func PlanFilesFor(ctx context.Context, md reach.Metadata, lc Lifecycle, expiring
 	var tagErr error
 	for _, s := range rangeSnaps {
 		if err := ctx.Err(); err != nil {
-			return Plan{}, err
+			return p, err
 		}
 		var skip *liveSet
 		if ti := lastBefore(tags, s.ID); ti >= 0 {
@@ -146,13 +168,13 @@ func PlanFilesFor(ctx context.Context, md reach.Metadata, lc Lifecycle, expiring
 				tagLive, tagErr = readLiveSet(ctx, md, tags[ti])
 			}
 			if tagErr != nil {
-				return Plan{}, table.Damaged("", failedFile(tagErr), fmt.Sprintf("the tag of snapshot %d", tags[ti].ID), tagErr)
+				return p, table.Damaged("", failedFile(tagErr), fmt.Sprintf("the tag of snapshot %d", tags[ti].ID), tagErr)
 			}
 			skip = tagLive
 		}
 		deleted, err := deletedInDelta(ctx, md, s.DeltaManifestList, func(file string, err error) error { return tolerate(s, file, err) })
 		if err != nil {
-			return Plan{}, err
+			return p, err
 		}
 		for _, e := range deleted {
 			if skip != nil && skip.contains(e) {
@@ -161,9 +183,13 @@ func PlanFilesFor(ctx context.Context, md reach.Metadata, lc Lifecycle, expiring
 			if keepAppend && !e.Compacted {
 				continue // the changelog: left to changelog expiry
 			}
-			addData(e.Path)
+			if err := p.DataFiles.Add(e.Path); err != nil {
+				return p, err
+			}
 			for _, x := range e.ExtraPaths {
-				addData(x)
+				if err := p.DataFiles.Add(x); err != nil {
+					return p, err
+				}
 			}
 		}
 	}
@@ -180,19 +206,23 @@ func PlanFilesFor(ctx context.Context, md reach.Metadata, lc Lifecycle, expiring
 		manifests, err := md.ManifestList(ctx, cl)
 		if err != nil {
 			if err := tolerate(s, cl, err); err != nil {
-				return Plan{}, err
+				return p, err
 			}
 			manifests = nil
 		}
 		for _, m := range manifests {
+			var spoolErr error
 			err := md.Manifest(ctx, m, func(e reach.DataEntry) error {
 				if e.Kind == reach.Add {
-					addData(e.Path)
+					spoolErr = p.DataFiles.Add(e.Path)
 				}
-				return nil
+				return spoolErr
 			})
+			if spoolErr != nil {
+				return p, spoolErr
+			}
 			if err := tolerate(s, m, err); err != nil {
-				return Plan{}, err
+				return p, err
 			}
 		}
 	}
@@ -211,12 +241,12 @@ func PlanFilesFor(ctx context.Context, md reach.Metadata, lc Lifecycle, expiring
 			if i == len(skipping)-1 {
 				by = fmt.Sprintf("snapshot %d", s.ID)
 			}
-			return Plan{}, table.Damaged("", failedFile(err), by, err)
+			return p, table.Damaged("", failedFile(err), by, err)
 		}
 	}
 	for _, s := range expiring {
 		if err := ctx.Err(); err != nil {
-			return Plan{}, err
+			return p, err
 		}
 		var lists []string
 		if !keepDataManifests {
@@ -232,7 +262,7 @@ func PlanFilesFor(ctx context.Context, md reach.Metadata, lc Lifecycle, expiring
 			manifests, err := md.ManifestList(ctx, l)
 			if err != nil {
 				if err := tolerate(s, l, err); err != nil {
-					return Plan{}, err
+					return p, err
 				}
 				manifests = nil
 			}
@@ -250,7 +280,7 @@ func PlanFilesFor(ctx context.Context, md reach.Metadata, lc Lifecycle, expiring
 		if im := reach.Opt(s.IndexManifest); im != "" {
 			files, err := md.IndexManifest(ctx, im)
 			if err := tolerate(s, im, err); err != nil {
-				return Plan{}, err
+				return p, err
 			}
 			if err == nil {
 				for _, f := range files {

@@ -282,6 +282,7 @@ func expireSnapshots(ctx context.Context, src reach.Source, o RunOptions) (Repor
 	if err != nil {
 		return rep, fmt.Errorf("expire %s: %w", src.Root, table.WithTable(err, src.Root))
 	}
+	defer func() { _ = plan.Close() }()
 	if err := protectKept(ctx, src, vanish, sel.End, &plan, &rep); err != nil {
 		return rep, err
 	}
@@ -293,7 +294,6 @@ func expireSnapshots(ctx context.Context, src reach.Source, o RunOptions) (Repor
 		}
 		return out
 	}
-	rep.DataFiles = plan.DataFiles
 	rep.Manifests = inDir(manifestDir, plan.Manifests)
 	rep.ManifestLists = inDir(manifestDir, plan.ManifestLists)
 	for _, f := range plan.IndexFiles {
@@ -307,7 +307,7 @@ func expireSnapshots(ctx context.Context, src reach.Source, o RunOptions) (Repor
 			rep.ChangelogsWritten = append(rep.ChangelogsWritten, s.ID)
 		}
 	}
-	if err := confined(ctx, src, &rep); err != nil {
+	if err := confined(ctx, src, &rep, &plan); err != nil {
 		return rep, err
 	}
 	if o.DryRun {
@@ -331,11 +331,12 @@ func expireSnapshots(ctx context.Context, src reach.Source, o RunOptions) (Repor
 	if par <= 0 {
 		par = 8
 	}
-	if err := fileio.DeleteConcurrently(ctx, fs, rep.DataFiles, par); err != nil {
+	dirs, err := deleteDataFiles(ctx, fs, &plan, par)
+	if err != nil {
 		return rep, fmt.Errorf("expire %s: %w", src.Root, err)
 	}
 	if o.CleanEmptyDirectories {
-		cleanEmptyDirs(ctx, fs, src.Root, rep.DataFiles)
+		cleanEmptyDirs(ctx, fs, src.Root, dirs)
 	}
 	for _, phase := range [][]string{rep.Manifests, rep.ManifestLists, rep.IndexFiles, rep.IndexManifests, rep.Statistics} {
 		if err := fileio.DeleteConcurrently(ctx, fs, phase, par); err != nil {
@@ -363,15 +364,42 @@ func expireSnapshots(ctx context.Context, src reach.Source, o RunOptions) (Repor
 	return rep, nil
 }
 
-// cleanEmptyDirs tries to remove the bucket directories of deleted files and
-// then their partition directories bottom-up, never leaving the table root.
-// DeleteDir leaves non-empty directories alone; failures are not fatal.
-func cleanEmptyDirs(ctx context.Context, fs fileio.FileIO, root string, files []string) {
-	root = strings.TrimRight(root, "/")
+// deleteBatch is how many data files a run deletes per round: the paths
+// are read back from the plan's list a batch at a time, so memory stays
+// flat however many files an expiration deletes.
+const deleteBatch = 4096
+
+// deleteDataFiles deletes the planned data files no kept root reaches, in
+// batches of deleteBatch, par at once, and returns the directories they
+// were in.
+func deleteDataFiles(ctx context.Context, fs fileio.FileIO, plan *Plan, par int) (map[string]bool, error) {
 	dirs := map[string]bool{}
-	for _, f := range files {
-		dirs[fileio.Dir(f)] = true
+	batch := make([]string, 0, deleteBatch)
+	flush := func() error {
+		err := fileio.DeleteConcurrently(ctx, fs, batch, par)
+		batch = batch[:0]
+		return err
 	}
+	err := plan.eachDataFile(func(p string) error {
+		dirs[fileio.Dir(p)] = true
+		batch = append(batch, p)
+		if len(batch) == deleteBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	return dirs, err
+}
+
+// cleanEmptyDirs tries to remove the given bucket directories of deleted
+// files and then their partition directories bottom-up, never leaving the
+// table root. DeleteDir leaves non-empty directories alone; failures are
+// not fatal.
+func cleanEmptyDirs(ctx context.Context, fs fileio.FileIO, root string, dirs map[string]bool) {
+	root = strings.TrimRight(root, "/")
 	for len(dirs) > 0 {
 		next := map[string]bool{}
 		for d := range dirs {
@@ -410,10 +438,16 @@ func protectKept(ctx context.Context, src reach.Source, vanish reach.Vanish, end
 func protectRoots(ctx context.Context, src reach.Source, vanish reach.Vanish, end int64, kept func(reach.Root) bool, changelogNeeds bool, plan *Plan) ([]string, error) {
 	rep := &Report{}
 	// Data files are protected when live in a kept root; manifest-level
-	// files, index and statistics files when merely named by one.
-	plannedData, planned := map[string]bool{}, map[string]bool{}
-	for _, p := range plan.DataFiles {
-		plannedData[fileio.Base(p)] = true
+	// files, index and statistics files when merely named by one. Planned
+	// data names are kept as hashes (a million of them would otherwise
+	// double the plan's memory): a collision only makes the walk track a
+	// name it need not, and reached holds exact names.
+	plannedData, planned := newNameSet(), map[string]bool{}
+	if err := plan.DataFiles.Each(func(p string) error {
+		plannedData.add(fileio.Base(p))
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	for _, names := range [][]string{plan.Manifests, plan.ManifestLists, plan.IndexManifests, plan.Statistics} {
 		for _, n := range names {
@@ -430,7 +464,7 @@ func protectRoots(ctx context.Context, src reach.Source, vanish reach.Vanish, en
 				reached[name] = true
 			}
 		},
-		Track:          func(name string) bool { return plannedData[name] },
+		Track:          plannedData.mayContain,
 		MarkLive:       func(name string) { reached[name] = true },
 		ChangelogNeeds: changelogNeeds,
 	}
@@ -467,17 +501,6 @@ func protectRoots(ctx context.Context, src reach.Source, vanish reach.Vanish, en
 	if len(reached) == 0 {
 		return nil, nil
 	}
-	keepPaths := func(paths []string) []string {
-		out := paths[:0:0]
-		for _, p := range paths {
-			if reached[fileio.Base(p)] {
-				rep.Protected = append(rep.Protected, p)
-				continue
-			}
-			out = append(out, p)
-		}
-		return out
-	}
 	keepNames := func(dir string, names []string) []string {
 		out := names[:0:0]
 		for _, n := range names {
@@ -490,7 +513,15 @@ func protectRoots(ctx context.Context, src reach.Source, vanish reach.Vanish, en
 		return out
 	}
 	md := fileio.Join(src.Root, "manifest")
-	plan.DataFiles = keepPaths(plan.DataFiles)
+	plan.keepData = reached
+	if err := plan.DataFiles.Each(func(p string) error {
+		if reached[fileio.Base(p)] {
+			rep.Protected = append(rep.Protected, p)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
 	plan.Manifests = keepNames(md, plan.Manifests)
 	plan.ManifestLists = keepNames(md, plan.ManifestLists)
 	plan.IndexManifests = keepNames(md, plan.IndexManifests)
@@ -514,7 +545,10 @@ func protectRoots(ctx context.Context, src reach.Source, vanish reach.Vanish, en
 // symbolic link inside the table (Paimon never creates one) must not lead a
 // deletion out of it. Files outside the root (data-file.external-paths) are
 // where the table's metadata puts them and are not checked.
-func confined(ctx context.Context, src reach.Source, rep *Report) error {
+//
+// It also fills rep.DataFiles with the first SampleLimit data files to
+// delete and Counts.DataFiles with their number, as it reads them.
+func confined(ctx context.Context, src reach.Source, rep *Report, plan *Plan) error {
 	var snapFiles, consumers []string
 	for _, id := range rep.Snapshots {
 		snapFiles = append(snapFiles, table.SnapshotPath(src.Root, id))
@@ -529,23 +563,41 @@ func confined(ctx context.Context, src reach.Source, rep *Report) error {
 	for _, c := range rep.Consumers {
 		consumers = append(consumers, fileio.Join(src.Root, "consumer", "consumer-"+c))
 	}
-	return confinedPaths(ctx, src, rep.DataFiles, rep.Manifests, rep.ManifestLists, rep.IndexFiles, rep.IndexManifests, rep.Statistics, snapFiles, consumers)
+	return confinedPaths(ctx, src, plan, &rep.DataFiles, &rep.Counts.DataFiles, rep.Manifests, rep.ManifestLists, rep.IndexFiles, rep.IndexManifests, rep.Statistics, snapFiles, consumers)
 }
 
 // confinedPaths is the check of confined for any lists of paths: files a
-// run deletes or (changelog files, hints) writes.
-func confinedPaths(ctx context.Context, src reach.Source, lists ...[]string) error {
+// run deletes or (changelog files, hints) writes, and the data files of
+// plan, of which it puts the first SampleLimit in *sample and the number
+// in *n.
+func confinedPaths(ctx context.Context, src reach.Source, plan *Plan, sample *[]string, n *int, lists ...[]string) error {
 	cf, err := table.NewConfine(ctx, src.FS, src.Root)
 	if err != nil {
 		return fmt.Errorf("expire %s: %w", src.Root, err)
 	}
+	check := func(p string) error {
+		if !strings.HasPrefix(p, cf.Root+"/") {
+			return nil
+		}
+		if err := cf.Check(ctx, p); err != nil && !errors.Is(err, fileio.ErrNotExist) {
+			return fmt.Errorf("expire %s: %w", src.Root, err)
+		}
+		return nil
+	}
+	*sample, *n = nil, 0
+	if err := plan.eachDataFile(func(p string) error {
+		if *n < SampleLimit {
+			*sample = append(*sample, p)
+		}
+		*n++
+		return check(p)
+	}); err != nil {
+		return err
+	}
 	for _, paths := range lists {
 		for _, p := range paths {
-			if !strings.HasPrefix(p, cf.Root+"/") {
-				continue
-			}
-			if err := cf.Check(ctx, p); err != nil && !errors.Is(err, fileio.ErrNotExist) {
-				return fmt.Errorf("expire %s: %w", src.Root, err)
+			if err := check(p); err != nil {
+				return err
 			}
 		}
 	}
