@@ -181,6 +181,9 @@ func (t *Table) ReadManifests(ctx context.Context, metas []manifest.ListEntry) (
 		}(i)
 	}
 	wg.Wait()
+	if len(metas) == 1 && errs[0] == nil {
+		return results[0], nil // no copy of the only manifest
+	}
 	n := 0
 	for i := range results {
 		n += len(results[i])
@@ -200,6 +203,10 @@ func (t *Table) ReadManifests(ctx context.Context, metas []manifest.ListEntry) (
 // error; a DELETE removes its ADD, or is kept when no ADD precedes it.
 // It returns the live ADD entries and the unmatched DELETEs, both in
 // first-seen order.
+//
+// MergeEntries takes entries over: the adds are compacted in place in its
+// backing array (at 100k files a copy is ~50 MB at the moment the heap
+// peaks), so the caller must not use entries afterwards.
 func MergeEntries(entries []manifest.Entry) (adds, orphanDeletes []manifest.Entry, err error) {
 	// Slots index into entries rather than copy them: an Entry is a few
 	// hundred bytes, and at 100k files copying each twice (slot, result)
@@ -237,20 +244,31 @@ func MergeEntries(entries []manifest.Entry) (adds, orphanDeletes []manifest.Entr
 			return nil, nil, fmt.Errorf("file %s: unknown entry kind %d", id, e.Kind)
 		}
 	}
-	if nAdd > 0 {
-		adds = make([]manifest.Entry, 0, nAdd)
-	}
+	// Slots are in entry order, so the k-th live ADD moves to index k <=
+	// its own: nothing is overwritten before it is read.
+	k := 0
 	for _, s := range slots {
 		if !s.live {
 			continue
 		}
 		if e := &entries[s.entry]; e.Kind == manifest.FileKindAdd {
-			adds = append(adds, *e)
+			entries[k] = *e
+			k++
 		} else {
 			orphanDeletes = append(orphanDeletes, *e)
 		}
 	}
-	return adds, orphanDeletes, nil
+	// Drop what the tail still references (names, stats, the decoded
+	// blocks they point into); when most entries were deletes, a right-sized
+	// copy lets the whole array go.
+	clear(entries[k:])
+	if k == 0 {
+		return nil, orphanDeletes, nil
+	}
+	if k < len(entries)/2 {
+		return slices.Clone(entries[:k]), orphanDeletes, nil
+	}
+	return entries[:k:k], orphanDeletes, nil
 }
 
 // LiveEntries returns the live ADD entries of a snapshot (base + delta
@@ -303,8 +321,15 @@ func (t *Table) FileSet(ctx context.Context, s *Snapshot) (*FileSet, error) {
 		bucket    int32
 	}
 	parts := map[string]*PartitionFiles{}
-	buckets := map[bucketKey]*BucketFiles{}
-	for _, e := range adds {
+	buckets := map[bucketKey]int{} // index in groups
+	// Each bucket's files are a sub-slice of adds, grouped in place below,
+	// not a copy: at 100k files a copy per bucket (with append's slack)
+	// was the largest allocation of a plan (docs/perf.md).
+	group := make([]int32, len(adds))
+	var groups []*BucketFiles
+	var sizes []int
+	for i := range adds {
+		e := &adds[i]
 		p := parts[string(e.Partition)]
 		if p == nil {
 			row, err := DecodeBinaryRow(partTypes, e.Partition)
@@ -320,17 +345,27 @@ func (t *Table) FileSet(ctx context.Context, s *Snapshot) (*FileSet, error) {
 			fs.Partitions = append(fs.Partitions, p)
 		}
 		k := bucketKey{string(e.Partition), e.Bucket}
-		b := buckets[k]
-		if b == nil {
-			b = &BucketFiles{Partition: p.Partition, Bucket: e.Bucket, TotalBuckets: e.TotalBuckets}
-			buckets[k] = b
+		g, ok := buckets[k]
+		if !ok {
+			g = len(groups)
+			b := &BucketFiles{Partition: p.Partition, Bucket: e.Bucket, TotalBuckets: e.TotalBuckets}
+			buckets[k] = g
 			p.Buckets = append(p.Buckets, b)
+			groups = append(groups, b)
+			sizes = append(sizes, 0)
 		}
-		b.Files = append(b.Files, e)
+		group[i] = int32(g)
+		sizes[g]++
+	}
+	groupInPlace(adds, group, sizes)
+	start := 0
+	for g, b := range groups {
+		b.Files = adds[start : start+sizes[g] : start+sizes[g]]
+		start += sizes[g]
 	}
 	for _, ie := range index {
-		if b := buckets[bucketKey{string(ie.Partition), ie.Bucket}]; b != nil {
-			b.IndexFiles = append(b.IndexFiles, ie.IndexFile)
+		if g, ok := buckets[bucketKey{string(ie.Partition), ie.Bucket}]; ok {
+			groups[g].IndexFiles = append(groups[g].IndexFiles, ie.IndexFile)
 		}
 	}
 	slices.SortStableFunc(fs.Partitions, func(a, b *PartitionFiles) int {
@@ -348,6 +383,29 @@ func (t *Table) FileSet(ctx context.Context, s *Snapshot) (*FileSet, error) {
 		}
 	}
 	return fs, nil
+}
+
+// groupInPlace reorders entries so that group 0's come first, then group
+// 1's, and so on, each group keeping its entries' order; group[i] is the
+// group of entries[i] and sizes the size of each group. Every entry moves
+// at most once into its place (a cycle walk of the permutation).
+func groupInPlace(entries []manifest.Entry, group []int32, sizes []int) {
+	next := make([]int, len(sizes))
+	for g := 1; g < len(sizes); g++ {
+		next[g] = next[g-1] + sizes[g-1]
+	}
+	dest := make([]int, len(entries))
+	for i, g := range group {
+		dest[i] = next[g]
+		next[g]++
+	}
+	for i := range entries {
+		for dest[i] != i {
+			j := dest[i]
+			entries[i], entries[j] = entries[j], entries[i]
+			dest[i], dest[j] = dest[j], dest[i]
+		}
+	}
 }
 
 // buildRuns arranges a bucket's files as Paimon's Levels does.

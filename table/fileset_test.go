@@ -2,6 +2,8 @@ package table
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -181,5 +183,36 @@ func TestRunsOrderLevelFilesByMinKeyAndLevel0ByNewest(t *testing.T) {
 	}
 	if b.MaxLevel() != 2 || len(b.Level(1)) != 3 || b.Runs[3].TotalSize() != 0 {
 		t.Fatalf("max level %d, level 1 has %d", b.MaxLevel(), len(b.Level(1)))
+	}
+}
+
+func TestGroupInPlaceKeepsEachGroupsOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 50 {
+		n, ng := r.IntN(300), 1+r.IntN(12)
+		entries := make([]manifest.Entry, n)
+		group := make([]int32, n)
+		sizes := make([]int, ng)
+		var want [][]string
+		for range ng {
+			want = append(want, nil)
+		}
+		for i := range entries {
+			g := r.IntN(ng)
+			entries[i].File.FileName = fmt.Sprintf("f%d", i)
+			group[i] = int32(g)
+			sizes[g]++
+			want[g] = append(want[g], entries[i].File.FileName)
+		}
+		groupInPlace(entries, group, sizes)
+		at := 0
+		for g := range ng {
+			for _, name := range want[g] {
+				if entries[at].File.FileName != name {
+					t.Fatalf("group %d: position %d holds %s, want %s", g, at, entries[at].File.FileName, name)
+				}
+				at++
+			}
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 )
 
 const magic = "Obj\x01"
@@ -251,4 +252,35 @@ func ReadFile(data []byte, maxBlock int) (*File, error) {
 		}
 		f.Values = append(f.Values, v)
 	}
+}
+
+// Records returns the number of records a container held in memory
+// declares, reading only block headers: a caller sizes its result with it
+// before decoding, instead of growing a slice record by record. Errors
+// caused by the bytes wrap ErrCorrupt.
+func Records(data []byte) (int64, error) {
+	r, err := NewReader(bytes.NewReader(data), int64(len(data)), math.MaxInt)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for r.left > 0 {
+		count, err := r.long()
+		if err != nil {
+			return 0, err
+		}
+		size, err := r.long()
+		if err != nil {
+			return 0, err
+		}
+		if count < 0 || size < 0 || size > r.left-16 {
+			return 0, fmt.Errorf("%w: block of %d records in %d bytes with %d bytes left", ErrCorrupt, count, size, r.left)
+		}
+		if _, err := r.src.Discard(int(size + 16)); err != nil {
+			return 0, r.truncated(err)
+		}
+		r.left -= size + 16
+		total += count
+	}
+	return total, nil
 }
