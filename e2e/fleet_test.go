@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -773,4 +774,109 @@ func TestFleetOfThreeReplicasUnderKills(t *testing.T) {
 		}
 		diffRows(t, n+" after the fleet", canon(t, interop.NormalizeRows(want)), canon(t, rows))
 	}
+}
+
+// Three replicas compact one 64-bucket Java-written table (32 units of
+// two buckets): every replica commits some of its units, per the COMPACT
+// snapshots' commit users, no two units overlap, and the result is the
+// single daemon's: Java reads the same rows from it as from a copy that
+// one `compactd compact` compacted, and every bucket holds the same files
+// (level and row count) in both. The table appears in the watched
+// warehouse (a rename) only once the three replicas are in the fleet, so
+// none misses the work.
+func TestFleetSpreadsA64BucketTable(t *testing.T) {
+	t.Parallel()
+	const bound = 60 * time.Second
+	dsn := fleetDB(t)
+	bin := buildCLI(t)
+	dir := t.TempDir()
+	staging, single, wh := filepath.Join(dir, "staging"), filepath.Join(dir, "single"), filepath.Join(dir, "warehouse")
+	s := fixtures.Generate(fixtures.Params{Engine: "deduplicate", Buckets: 64, Size: fixtures.Tiny, Seed: 64, Commits: 6})
+	const name = "db.t64"
+	spec, rows := filepath.Join(dir, "spec.json"), filepath.Join(dir, "rows.jsonl")
+	if err := writeFile(spec, s.Spec.JSON()); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFile(rows, s.RowsJSONL()); err != nil {
+		t.Fatal(err)
+	}
+	j := interop.Java(t)
+	javaBatch(t, j, "create", []interop.BatchRequest{{Verb: "create", Flags: map[string]string{"warehouse": staging, "table": name, "spec": spec, "rows": rows}}})
+	src := filepath.Join(staging, "db.db", "t64")
+	copyDir(t, src, filepath.Join(single, "db.db", "t64"))
+	if out, err := exec.Command(bin, "compact", single, name).CombinedOutput(); err != nil {
+		t.Fatalf("single compaction: %v\n%s", err, out)
+	}
+	if err := os.MkdirAll(filepath.Join(wh, "db.db"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg := fleetConfig(t, dir, wh, 2)
+	var reps []*replica
+	for _, id := range []string{"r1", "r2", "r3"} {
+		reps = append(reps, startReplica(t, bin, cfg, dsn, id, dir))
+	}
+	waitForFleet(t, reps[0], 3, 30*time.Second)
+	if err := os.Rename(src, filepath.Join(wh, "db.db", "t64")); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	ctx := context.Background()
+	db, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(ctx)
+	var left []string
+	for {
+		left = pendingTables(t, wh, []string{name})
+		if len(left) == 0 || time.Since(start) > bound {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if len(left) > 0 {
+		logQueue(t, db, left)
+		t.Fatalf("backlog not worked off within %v: %v", bound, left)
+	}
+	t.Logf("the 64 buckets compacted %v after the table appeared", time.Since(start).Round(100*time.Millisecond))
+	stopReplicas(t, reps)
+
+	units := readUnitLog(t, db, nil)
+	checkNoOverlap(t, units)
+	byReplica := checkCompactSnapshots(t, wh, []string{name}, units)[name]
+	t.Logf("COMPACT snapshots by replica: %v", byReplica)
+	for _, r := range reps {
+		if byReplica[r.id] == 0 {
+			t.Errorf("replica %s committed none of the table's units: %v", r.id, byReplica)
+		}
+	}
+
+	res := javaBatch(t, j, "read", []interop.BatchRequest{
+		{Verb: "read", Flags: map[string]string{"warehouse": wh, "table": name}},
+		{Verb: "read", Flags: map[string]string{"warehouse": single, "table": name}},
+		{Verb: "files", Flags: map[string]string{"warehouse": wh, "table": name}},
+		{Verb: "files", Flags: map[string]string{"warehouse": single, "table": name}},
+	})
+	var got [4][]interop.Row
+	for i := range got {
+		got[i] = rowsOf(t, res[i])
+	}
+	want, _ := s.Expected()
+	diffRows(t, "the fleet's against the model", canon(t, interop.NormalizeRows(want)), canon(t, got[0]))
+	diffRows(t, "the fleet's against one compactd compact's", canon(t, got[1]), canon(t, got[0]))
+	// Per bucket: the files' levels and row counts, sorted.
+	layout := func(files []interop.Row) []string {
+		var out []string
+		for _, f := range files {
+			out = append(out, fmt.Sprintf("bucket %v level %v rows %v", f["bucket"], f["level"], f["record_count"]))
+		}
+		slices.Sort(out)
+		return out
+	}
+	fl, sl := layout(got[2]), layout(got[3])
+	if len(fl) < 64 {
+		t.Errorf("the fleet's table has %d files for 64 buckets", len(fl))
+	}
+	diffRows(t, "the fleet's files against one compactd compact's", sl, fl)
 }
