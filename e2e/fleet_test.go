@@ -507,7 +507,7 @@ func fleetTables() []*fixtures.Scenario {
 //     (partial-update initialises the row from a first retraction); so
 //     such retractions are left out.
 //
-// (The first is the likely cause of the fleet test's rare failure before:
+// (The first is a likely cause of the fleet test's rare failure before:
 // its reference was an uncompacted copy given the same commits, and a
 // compaction between two of the Java writer's commits could drop a
 // retraction that the copy kept.)
