@@ -65,9 +65,9 @@ func fleetDB(t *testing.T) string {
 	return dsn + sep + "search_path=" + name
 }
 
-// fleetConfig writes the replicas' shared config: fast ticks, schedules of
-// seconds, a rescue of killed units after 8 s, and the given extra lines
-// (indented as top-level keys) for a test's own settings.
+// fleetConfig writes the replicas' shared config: one worker each, fast
+// ticks, schedules of seconds, a rescue of killed units after 8 s, and
+// fixed-bucket tables split into units of bucketsPerUnit buckets.
 func fleetConfig(t *testing.T, dir, wh string, bucketsPerUnit int) string {
 	t.Helper()
 	cfg := filepath.Join(dir, "compactd.yaml")
