@@ -729,8 +729,10 @@ func TestFleetOfThreeReplicasUnderKills(t *testing.T) {
 	slots := []*replica{live["r1"], live["r2"], live["r3"]}
 	mu.Unlock()
 	// The fleet is the three live replicas once the killed ones' last
-	// heartbeats are three heartbeats old.
-	st := waitForFleet(t, slots[0], 3, 10*time.Second)
+	// heartbeats are three heartbeats old; a killed leader's lease must
+	// expire and River elect another (seconds), which the backlog need
+	// not wait for when its units were queued already.
+	st := waitForFleet(t, slots[0], 3, 30*time.Second)
 	checkFleetMetrics(t, slots[1])
 	t.Logf("fleet: leader %s, queue depth %d", st.Leader, st.QueueDepth)
 	stopReplicas(t, slots)
