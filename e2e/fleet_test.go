@@ -556,7 +556,9 @@ func sequencedByCommit(s *fixtures.Scenario) *fixtures.Scenario {
 //     table; every COMPACT snapshot was committed by a logged unit during
 //     its run (its commit user and time) and changed only buckets it held.
 //
-// Replay a failure with COMPACTD_FLEET_SEED=<the logged seed>.
+// COMPACTD_FLEET_SEED=<the logged seed> replays a run's schedule (which slot is
+// killed when, the pauses before restarts and Java rounds); the
+// interleaving with the replicas' own timing is not reproducible.
 func TestFleetOfThreeReplicasUnderKills(t *testing.T) {
 	t.Parallel()
 	const (
