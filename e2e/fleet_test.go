@@ -11,7 +11,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,7 +25,15 @@ import (
 	"github.com/compactd/compactd/fixtures"
 	"github.com/compactd/compactd/interop"
 	"github.com/compactd/compactd/table"
+	"github.com/compactd/compactd/table/manifest"
 )
+
+// The fleet's end-to-end proofs (issue #20): replicas of the built binary
+// on loopback, coordinated through the real PostgreSQL of
+// scripts/db-servers.sh, over Java-written tables. This file holds the two
+// tests and the harness they share: starting, killing and restarting
+// replicas (whose logs a failing test prints), reading the fleet's unit
+// log and checking it and the tables' COMPACT snapshots against each other.
 
 // fleetDB creates a schema of its own on the shared PostgreSQL
 // (scripts/db-servers.sh; a missing server fails), drops it after, and
@@ -54,34 +65,75 @@ func fleetDB(t *testing.T) string {
 	return dsn + sep + "search_path=" + name
 }
 
-func freePort(t *testing.T) string {
+// fleetConfig writes the replicas' shared config: one worker each, fast
+// ticks, schedules of seconds, a rescue of killed units after 8 s, and
+// fixed-bucket tables split into units of bucketsPerUnit buckets.
+func fleetConfig(t *testing.T, dir, wh string, bucketsPerUnit int) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	cfg := filepath.Join(dir, "compactd.yaml")
+	if err := writeFile(cfg, fmt.Appendf(nil, `workers: 1
+tick: 200ms
+discovery-interval: 1s
+grace-period: 5s
+state-dir: %s
+policy-file: %s
+coordinator:
+  rescue-after: 8s
+  heartbeat: 1s
+  buckets-per-unit: %d
+warehouses:
+  - path: %s
+defaults:
+  compact.schedule: "@every 2s"
+  expire.schedule: "@every 3s"
+  orphan.schedule: "@every 4s"
+  orphan.older-than: 1h
+`, filepath.Join(dir, "state"), filepath.Join(dir, "policies.yaml"), bucketsPerUnit, wh)); err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return cfg
 }
 
 type replica struct {
 	id, addr string
 	cmd      *exec.Cmd
 	log      *os.File
+	started  time.Time
 }
 
+// startReplica starts `compactd daemon` as replica id. Its stdout and
+// stderr go to dir/id.log; if the test fails, the tail of that log is
+// printed (a flaky failure is then diagnosable from the test's output
+// alone).
 func startReplica(t *testing.T, bin, cfg, dsn, id, dir string) *replica {
 	t.Helper()
-	r := &replica{id: id, addr: freePort(t)}
-	f, err := os.Create(filepath.Join(dir, id+".log"))
+	r, err := launchReplica(t, bin, cfg, dsn, id, dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return r
+}
+
+// launchReplica is startReplica for a goroutine other than the test's:
+// it returns its error instead of failing.
+func launchReplica(t *testing.T, bin, cfg, dsn, id, dir string) (*replica, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	r := &replica{id: id, addr: addr, started: time.Now()}
+	f, err := os.Create(filepath.Join(dir, id+".log"))
+	if err != nil {
+		return nil, err
 	}
 	r.log = f
 	r.cmd = exec.Command(bin, "daemon", "--config", cfg, "--coordinator", dsn, "--replica-id", id, "--listen", r.addr)
 	r.cmd.Stdout, r.cmd.Stderr = f, f
 	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
+		f.Close()
+		return nil, fmt.Errorf("start replica %s: %w", id, err)
 	}
 	t.Cleanup(func() {
 		if r.cmd.ProcessState == nil {
@@ -89,17 +141,46 @@ func startReplica(t *testing.T, bin, cfg, dsn, id, dir string) *replica {
 			_ = r.cmd.Wait()
 		}
 		f.Close()
+		if t.Failed() {
+			t.Logf("replica %s (started %v) log, last 4000 bytes:\n%s", id, r.started.Format("15:04:05.000"), logTail(r, 4000))
+		}
 	})
-	return r
+	return r, nil
 }
 
-func logTail(t *testing.T, r *replica) string {
+func logTail(r *replica, n int) string {
 	b, _ := os.ReadFile(r.log.Name())
-	s := string(b)
-	if len(s) > 3000 {
-		s = s[len(s)-3000:]
+	if len(b) > n {
+		b = b[len(b)-n:]
 	}
-	return s
+	return string(b)
+}
+
+// kill SIGKILLs the replica and reaps it; it returns when the process is
+// gone (so its PostgreSQL sessions, and their advisory locks, are ending).
+func (r *replica) kill() (time.Time, error) {
+	if err := r.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		return time.Time{}, fmt.Errorf("kill %s: %w", r.id, err)
+	}
+	_ = r.cmd.Wait()
+	return time.Now(), nil
+}
+
+// stopReplicas SIGTERMs the running replicas and fails on an unclean exit.
+func stopReplicas(t *testing.T, reps []*replica) {
+	t.Helper()
+	for _, r := range reps {
+		if r.cmd.ProcessState == nil {
+			_ = r.cmd.Process.Signal(syscall.SIGTERM)
+		}
+	}
+	for _, r := range reps {
+		if r.cmd.ProcessState == nil {
+			if err := r.cmd.Wait(); err != nil {
+				t.Errorf("replica %s: %v", r.id, err)
+			}
+		}
+	}
 }
 
 // unitRow is a row of the fleet's unit log.
@@ -112,6 +193,15 @@ type unitRow struct {
 	finished      *time.Time
 	outcome       *string
 	snapshot      *int64
+}
+
+// holds says whether the unit's lease covered bucket b (a whole-table
+// unit holds every bucket).
+func (u unitRow) holds(b int) bool {
+	if u.from == nil {
+		return true
+	}
+	return b >= *u.from && (*u.to <= 0 || b < *u.to)
 }
 
 func (u unitRow) overlapsBuckets(o unitRow) bool {
@@ -129,278 +219,17 @@ func (u unitRow) overlapsBuckets(o unitRow) bool {
 	return r1.From < hi(r2) && r2.From < hi(r1)
 }
 
-// Three replicas of the built binary share one warehouse of several
-// Java-written tables (two engines, 1, 4 and 16 buckets, a dozen level-0
-// files per bucket), coordinated through a real PostgreSQL; one replica is
-// SIGKILLed while it runs a unit and started again, and a Java writer
-// commits half of two tables' rows meanwhile. Every table's backlog
-// is worked off within fleetBound, Java reads the rows it read before
-// (for the two written meanwhile: those of an uncompacted copy given the
-// same commits, so no Java commit is lost), no
-// two units ever held one bucket (or a table against a whole-table unit)
-// at once per the unit log, every COMPACT snapshot was committed by a
-// logged unit inside its run, and the 16-bucket table's units ran on more
-// than one replica, with Java reading the same rows as from a copy that
-// one `compactd compact` compacted.
-func TestFleetOfThreeReplicasWithAKill(t *testing.T) {
-	const fleetBound = 150 * time.Second
-	dsn := fleetDB(t)
-	bin := buildCLI(t)
-	dir := t.TempDir()
-	wh := filepath.Join(dir, "warehouse")
-	var scen []*fixtures.Scenario
-	for _, e := range []string{"deduplicate", "aggregation"} {
-		for _, part := range []bool{false, true} {
-			for _, b := range []int{1, 4} {
-				if part && b == 1 {
-					continue
-				}
-				scen = append(scen, fixtures.Generate(fixtures.Params{Engine: e, Partitioned: part, Buckets: b, Size: fixtures.Small, Seed: 7}))
-			}
-		}
-	}
-	scen = append(scen, fixtures.Generate(fixtures.Params{Engine: "deduplicate", Buckets: 16, Size: fixtures.Small, Seed: 8}))
-	j := interop.Java(t)
-	var reqs []interop.BatchRequest
-	names := make([]string, len(scen))
-	// The first tables get half their commits from a Java writer while the
-	// fleet runs; a copy in an unwatched warehouse gets the same commits,
-	// uncompacted, to read the expected rows from.
-	const concurrent = 2
-	ref := filepath.Join(dir, "reference")
-	var later, refCreate []interop.BatchRequest
-	for i, s := range scen {
-		names[i] = "db.t" + fmt.Sprint(i) + "_" + s.Name
-		spec := filepath.Join(dir, fmt.Sprintf("spec%d.json", i))
-		rows := filepath.Join(dir, fmt.Sprintf("rows%d.jsonl", i))
-		if err := writeFile(spec, s.Spec.JSON()); err != nil {
-			t.Fatal(err)
-		}
-		first := s.RowsJSONL()
-		if i < concurrent {
-			// Half now, half by a Java writer while the fleet runs.
-			half := len(s.Commits) / 2
-			first = s.RowsJSONLRange(0, half)
-			rest := filepath.Join(dir, fmt.Sprintf("rest%d.jsonl", i))
-			if err := writeFile(rest, s.RowsJSONLRange(half, len(s.Commits))); err != nil {
-				t.Fatal(err)
-			}
-			for _, w := range []string{wh, ref} {
-				later = append(later, interop.BatchRequest{Verb: "write", Flags: map[string]string{"warehouse": w, "table": names[i], "rows": rest}})
-			}
-			refCreate = append(refCreate, interop.BatchRequest{Verb: "create", Flags: map[string]string{"warehouse": ref, "table": names[i], "spec": spec, "rows": rows}})
-		}
-		if err := writeFile(rows, first); err != nil {
-			t.Fatal(err)
-		}
-		common := map[string]string{"warehouse": wh, "table": names[i]}
-		reqs = append(reqs, interop.BatchRequest{Verb: "create", Flags: map[string]string{"warehouse": wh, "table": names[i], "spec": spec, "rows": rows}},
-			interop.BatchRequest{Verb: "read", Flags: common})
-	}
-	res, err := j.Batch(context.Background(), append(reqs, refCreate...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := map[string][]string{}
-	for i, n := range names {
-		if res[2*i].Err != nil || res[2*i+1].Err != nil {
-			t.Fatalf("java %s: %v %v", n, res[2*i].Err, res[2*i+1].Err)
-		}
-		rows, err := interop.ParseRows(joinLines(res[2*i+1].Lines))
-		if err != nil {
-			t.Fatal(err)
-		}
-		before[n] = canon(t, rows)
-	}
-	big := names[len(names)-1]
-	// The 16-bucket table's copy, compacted by one `compactd compact`: the
-	// single daemon's result to compare the fleet's with.
-	single := filepath.Join(dir, "single")
-	bigDB, bigName, _ := strings.Cut(big, ".")
-	copyDir(t, filepath.Join(wh, bigDB+".db", bigName), filepath.Join(single, bigDB+".db", bigName))
-	if out, err := exec.Command(bin, "compact", single, big).CombinedOutput(); err != nil {
-		t.Fatalf("single compaction: %v\n%s", err, out)
-	}
-	cfg := filepath.Join(dir, "compactd.yaml")
-	if err := writeFile(cfg, fmt.Appendf(nil, `workers: 1
-tick: 200ms
-discovery-interval: 1s
-grace-period: 5s
-state-dir: %s
-policy-file: %s
-coordinator:
-  rescue-after: 8s
-  heartbeat: 1s
-  buckets-per-unit: 4
-warehouses:
-  - path: %s
-defaults:
-  compact.schedule: "@every 2s"
-  expire.schedule: "@every 3s"
-  orphan.schedule: "@every 4s"
-  orphan.older-than: 1h
-`, filepath.Join(dir, "state"), filepath.Join(dir, "policies.yaml"), wh)); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	reps := map[string]*replica{}
-	for _, id := range []string{"r1", "r2", "r3"} {
-		reps[id] = startReplica(t, bin, cfg, dsn, id, dir)
-	}
-	ctx := context.Background()
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(ctx)
-
-	// Kill a replica while it runs a unit (whichever has one first).
-	var killed string
-	var killedAt time.Time
-	for deadline := time.Now().Add(60 * time.Second); killed == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		var id string
-		err := db.QueryRow(ctx, `SELECT replica FROM compactd_fleet_unit WHERE finished IS NULL AND kind = 'compact' ORDER BY started LIMIT 1`).Scan(&id)
-		if err != nil {
-			continue // the table may not exist yet, or no unit runs
-		}
-		r := reps[id]
-		if err := r.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		_ = r.cmd.Wait()
-		killed, killedAt = id, time.Now()
-	}
-	if killed == "" {
-		t.Fatalf("no replica ran a compaction unit within 60s; r1's log:\n%s", logTail(t, reps["r1"]))
-	}
-	t.Logf("SIGKILLed %s at +%v while it ran a unit", killed, killedAt.Sub(start).Round(time.Millisecond))
-	time.Sleep(time.Second)
-	reps[killed+"b"] = startReplica(t, bin, cfg, dsn, killed+"b", dir)
-	// Java commits while the fleet compacts those tables.
-	wres, err := j.Batch(context.Background(), later)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range wres {
-		if r.Err != nil {
-			t.Fatalf("java write during the fleet's run: %v", r.Err)
-		}
-	}
-	t.Logf("java committed into %d tables at +%v", concurrent, time.Since(start).Round(time.Millisecond))
-
-	// Backlog worked off: compactd's planner finds nothing to compact in
-	// any table.
-	pending := func() []string {
-		var out []string
-		for _, n := range names {
-			db, tn, _ := strings.Cut(n, ".")
-			tb, err := table.OpenPath(ctx, tableFIO(), filepath.Join(wh, db+".db", tn))
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, plan, _, err := compact.PlanTable(ctx, tb, compact.Options{}, time.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(plan.Jobs) > 0 {
-				out = append(out, fmt.Sprintf("%s: %d bucket jobs", n, len(plan.Jobs)))
-			}
-		}
-		return out
-	}
-	var left []string
-	for {
-		left = pending()
-		if len(left) == 0 || time.Since(start) > fleetBound {
-			break
-		}
-		time.Sleep(time.Second)
-	}
-	if len(left) > 0 {
-		rows, err := db.Query(ctx, `SELECT replica, tbl, kind, coalesce(bucket_from, -1), started, coalesce(outcome, ''), coalesce(error, '') FROM compactd_fleet_unit WHERE kind = 'compact' ORDER BY started`)
-		if err == nil {
-			for rows.Next() {
-				var rep, tbl, kind, outcome, msg string
-				var from int
-				var at time.Time
-				if rows.Scan(&rep, &tbl, &kind, &from, &at, &outcome, &msg) == nil && (outcome != "success" || strings.Contains(left[0], tbl)) {
-					t.Logf("unit %s %s %s %d %v %s %s", rep, tbl, kind, from, at.Format(time.TimeOnly), outcome, msg)
-				}
-			}
-			rows.Close()
-		}
-		var jobs string
-		_ = db.QueryRow(ctx, `SELECT string_agg(state || ' ' || attempt || ' ' || args::text, E'\n') FROM river_job WHERE state NOT IN ('completed')`).Scan(&jobs)
-		t.Logf("jobs not completed:\n%s", jobs)
-		t.Fatalf("backlog not worked off within %v: %v\nr1 log:\n%s", fleetBound, left, logTail(t, reps["r1"]))
-	}
-	t.Logf("every table's backlog worked off %v after start", time.Since(start).Round(time.Second))
-
-	// /status of a live replica shows the fleet; the metrics are served.
-	var live *replica
-	for id, r := range reps {
-		if id != killed {
-			live = r
-			break
-		}
-	}
-	var st struct {
-		Fleet *struct {
-			Leader   string `json:"leader"`
-			Replicas []struct {
-				ID string `json:"id"`
-			} `json:"replicas"`
-			QueueDepth int `json:"queueDepth"`
-		} `json:"fleet"`
-	}
-	time.Sleep(1500 * time.Millisecond) // one heartbeat after the restart
-	resp, err := http.Get("http://" + live.addr + "/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = json.NewDecoder(resp.Body).Decode(&st)
-	resp.Body.Close()
-	if err != nil || st.Fleet == nil || st.Fleet.Leader == "" || len(st.Fleet.Replicas) != 3 {
-		t.Fatalf("/status fleet: %+v (%v)", st.Fleet, err)
-	}
-	resp, err = http.Get("http://" + live.addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(resp.Body)
-	found := map[string]bool{}
-	for sc.Scan() {
-		for _, m := range []string{"compactd_fleet_queue_depth ", "compactd_fleet_oldest_due_job_age_seconds ", "compactd_fleet_leader "} {
-			if strings.HasPrefix(sc.Text(), m) {
-				found[m] = true
-			}
-		}
-	}
-	resp.Body.Close()
-	if len(found) != 3 {
-		t.Fatalf("fleet metrics missing: found %v", found)
-	}
-
-	for id, r := range reps {
-		if id != killed {
-			_ = r.cmd.Process.Signal(syscall.SIGTERM)
-		}
-	}
-	for id, r := range reps {
-		if id != killed {
-			if err := r.cmd.Wait(); err != nil {
-				t.Errorf("replica %s: %v\n%s", id, err, logTail(t, r))
-			}
-		}
-	}
-
-	// The unit log: no overlap on a bucket, nor of a whole-table unit with
-	// any unit of its table. A unit the kill interrupted ends at the kill.
-	rows, err := db.Query(ctx, `SELECT id, replica, commit_user, tbl, kind, bucket_from, bucket_to, started, finished, outcome, snapshot
+// readUnitLog reads the fleet's unit log. A unit never finished must be
+// one of a killed replica (killed: replica id → time of its SIGKILL): it
+// ends at the kill, when its session and locks went.
+func readUnitLog(t *testing.T, db *pgx.Conn, killed map[string]time.Time) []unitRow {
+	t.Helper()
+	rows, err := db.Query(context.Background(), `SELECT id, replica, commit_user, tbl, kind, bucket_from, bucket_to, started, finished, outcome, snapshot
 		FROM compactd_fleet_unit ORDER BY started`)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer rows.Close()
 	var units []unitRow
 	for rows.Next() {
 		var u unitRow
@@ -408,25 +237,27 @@ defaults:
 			t.Fatal(err)
 		}
 		if u.finished == nil {
-			if u.replica != killed {
-				t.Errorf("unit %d of %s on %s never finished", u.id, u.tbl, u.replica)
+			k, ok := killed[u.replica]
+			if !ok {
+				t.Errorf("unit %d (%s of %s) on %s never finished, and %s was not killed", u.id, u.kind, u.tbl, u.replica, u.replica)
 				continue
 			}
-			k := killedAt
 			u.finished = &k
 		}
 		units = append(units, u)
 	}
-	rows.Close()
-	byReplica := map[string]int{}
-	// By commit user, every unit: one killed between its commit and its log
-	// update committed without a logged snapshot.
-	committed := map[string]unitRow{}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return units
+}
+
+// checkNoOverlap fails for two units of one table that ran at once on a
+// common bucket, or a whole-table unit (expire, orphan, …) that ran while
+// any other unit of its table did.
+func checkNoOverlap(t *testing.T, units []unitRow) {
+	t.Helper()
 	for i, a := range units {
-		committed[a.user] = a
-		if a.snapshot != nil && a.tbl == big {
-			byReplica[a.replica]++
-		}
 		for _, b := range units[i+1:] {
 			if a.tbl != b.tbl || !a.overlapsBuckets(b) {
 				continue
@@ -437,12 +268,22 @@ defaults:
 			}
 		}
 	}
-	t.Logf("%d units logged; units of %s that committed, by replica: %v", len(units), big, byReplica)
-	if len(byReplica) < 2 {
-		t.Errorf("the 16-bucket table's units ran on %d replica(s), want several: %v", len(byReplica), byReplica)
+}
+
+// checkCompactSnapshots checks every COMPACT snapshot of the tables
+// against the unit log, from the snapshot's own commit user and time: a
+// logged unit of that table committed it during its run, and every file
+// its delta adds or deletes is in a bucket the unit held. It returns the
+// COMPACT snapshots counted by the replica whose unit committed them, per
+// table.
+func checkCompactSnapshots(t *testing.T, wh string, names []string, units []unitRow) map[string]map[string]int {
+	t.Helper()
+	ctx := context.Background()
+	byUser := map[string]unitRow{}
+	for _, u := range units {
+		byUser[u.user] = u
 	}
-	// Every COMPACT snapshot was committed by a logged unit, during it.
-	compacts := 0
+	out := map[string]map[string]int{}
 	for _, n := range names {
 		dbn, tn, _ := strings.Cut(n, ".")
 		tb, err := table.OpenPath(ctx, tableFIO(), filepath.Join(wh, dbn+".db", tn))
@@ -453,6 +294,7 @@ defaults:
 		if err != nil {
 			t.Fatal(err)
 		}
+		out[n] = map[string]int{}
 		for _, id := range ids {
 			s, err := tb.Snapshot(ctx, id)
 			if err != nil {
@@ -461,57 +303,584 @@ defaults:
 			if s.CommitKind != "COMPACT" {
 				continue
 			}
-			compacts++
-			u, ok := committed[s.CommitUser]
+			u, ok := byUser[s.CommitUser]
 			at := time.UnixMilli(s.TimeMillis)
 			if !ok || u.tbl != n || at.Before(u.started.Add(-time.Second)) || at.After(u.finished.Add(time.Second)) {
 				t.Errorf("%s snapshot %d (COMPACT by %s at %v) has no unit of its own in the log (%+v)", n, id, s.CommitUser, at, u)
+				continue
+			}
+			out[n][u.replica]++
+			metas, err := manifest.ReadList(ctx, tb.FileIO(), tb.Paths().ManifestPath(s.DeltaManifestList))
+			if err != nil {
+				t.Fatal(err)
+			}
+			delta, err := tb.ReadManifests(ctx, metas)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range delta {
+				if !u.holds(int(e.Bucket)) {
+					t.Errorf("%s snapshot %d (unit %d on %s, buckets %v–%v) changed bucket %d outside its lease", n, id, u.id, u.replica, u.from, u.to, e.Bucket)
+				}
 			}
 		}
 	}
-	if compacts < len(names) {
-		t.Errorf("%d COMPACT snapshots for %d tables", compacts, len(names))
-	}
-	// Java reads what it read before.
-	reqs = reqs[:0]
+	return out
+}
+
+// pendingTables lists the tables in which compactd's planner still finds
+// compaction work.
+func pendingTables(t *testing.T, wh string, names []string) []string {
+	t.Helper()
+	ctx := context.Background()
+	var out []string
 	for _, n := range names {
-		reqs = append(reqs, interop.BatchRequest{Verb: "read", Flags: map[string]string{"warehouse": wh, "table": n}})
-	}
-	reqs = append(reqs, interop.BatchRequest{Verb: "read", Flags: map[string]string{"warehouse": single, "table": big}})
-	for _, n := range names[:concurrent] {
-		reqs = append(reqs, interop.BatchRequest{Verb: "read", Flags: map[string]string{"warehouse": ref, "table": n}})
-	}
-	res, err = j.Batch(context.Background(), reqs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res[len(names)].Err != nil {
-		t.Fatalf("java read of the single daemon's copy: %v", res[len(names)].Err)
-	}
-	singleRows, err := interop.ParseRows(joinLines(res[len(names)].Lines))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, n := range names {
-		if res[i].Err != nil {
-			t.Fatalf("java read %s: %v", n, res[i].Err)
+		db, tn, _ := strings.Cut(n, ".")
+		tb, err := table.OpenPath(ctx, tableFIO(), filepath.Join(wh, db+".db", tn))
+		if err != nil {
+			t.Fatal(err)
 		}
+		_, plan, _, err := compact.PlanTable(ctx, tb, compact.Options{}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(plan.Jobs) > 0 {
+			out = append(out, fmt.Sprintf("%s: %d bucket jobs", n, len(plan.Jobs)))
+		}
+	}
+	return out
+}
+
+// logQueue prints the units that did not succeed (and all of the tables
+// named in left) and the queue's unfinished jobs: what a test that timed
+// out waiting for the backlog needs to say why.
+func logQueue(t *testing.T, db *pgx.Conn, left []string) {
+	ctx := context.Background()
+	rows, err := db.Query(ctx, `SELECT replica, tbl, kind, coalesce(bucket_from, -1), started, coalesce(outcome, ''), coalesce(error, '') FROM compactd_fleet_unit ORDER BY started`)
+	if err == nil {
+		for rows.Next() {
+			var rep, tbl, kind, outcome, msg string
+			var from int
+			var at time.Time
+			if rows.Scan(&rep, &tbl, &kind, &from, &at, &outcome, &msg) == nil && (outcome != "success" || strings.Contains(strings.Join(left, " "), tbl+":")) {
+				t.Logf("unit %s %s %s %d %v %s %s", rep, tbl, kind, from, at.Format("15:04:05.000"), outcome, msg)
+			}
+		}
+		rows.Close()
+	}
+	var jobs string
+	_ = db.QueryRow(ctx, `SELECT coalesce(string_agg(state || ' ' || attempt || ' ' || args::text, E'\n'), '') FROM river_job WHERE state NOT IN ('completed')`).Scan(&jobs)
+	t.Logf("jobs not completed:\n%s", jobs)
+}
+
+// fleetStatus reads a replica's /status fleet section.
+type fleetStatus struct {
+	Leader   string `json:"leader"`
+	Replicas []struct {
+		ID string `json:"id"`
+	} `json:"replicas"`
+	QueueDepth int `json:"queueDepth"`
+}
+
+func getFleetStatus(addr string) (*fleetStatus, error) {
+	resp, err := http.Get("http://" + addr + "/status")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Fleet *fleetStatus `json:"fleet"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return nil, err
+	}
+	if st.Fleet == nil {
+		return nil, fmt.Errorf("/status of %s has no fleet", addr)
+	}
+	return st.Fleet, nil
+}
+
+// waitForFleet waits until r's /status shows n live replicas and a leader.
+func waitForFleet(t *testing.T, r *replica, n int, within time.Duration) *fleetStatus {
+	t.Helper()
+	var st *fleetStatus
+	var err error
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		st, err = getFleetStatus(r.addr)
+		if err == nil && st.Leader != "" && len(st.Replicas) == n {
+			return st
+		}
+	}
+	t.Fatalf("/status of %s: no fleet of %d with a leader within %v: %+v (%v)", r.id, n, within, st, err)
+	return nil
+}
+
+// checkFleetMetrics fails unless r serves the fleet's metrics.
+func checkFleetMetrics(t *testing.T, r *replica) {
+	t.Helper()
+	resp, err := http.Get("http://" + r.addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	found := map[string]bool{}
+	for sc.Scan() {
+		for _, m := range []string{"compactd_fleet_queue_depth ", "compactd_fleet_oldest_due_job_age_seconds ", "compactd_fleet_leader "} {
+			if strings.HasPrefix(sc.Text(), m) {
+				found[m] = true
+			}
+		}
+	}
+	if len(found) != 3 {
+		t.Fatalf("fleet metrics missing on %s: found %v", r.id, found)
+	}
+}
+
+// javaBatch runs reqs in one JVM and fails on any verb's error.
+func javaBatch(t *testing.T, j *interop.JavaOracle, what string, reqs []interop.BatchRequest) []interop.BatchResult {
+	t.Helper()
+	res, err := j.Batch(context.Background(), reqs)
+	if err != nil {
+		t.Fatalf("java %s: %v", what, err)
+	}
+	for i, r := range res {
+		if r.Err != nil {
+			t.Fatalf("java %s: %s %v: %v", what, reqs[i].Verb, reqs[i].Flags, r.Err)
+		}
+	}
+	return res
+}
+
+// fleetSeed is COMPACTD_FLEET_SEED (to replay a failure) or a fresh seed.
+func fleetSeed(t *testing.T) uint64 {
+	t.Helper()
+	if s := os.Getenv("COMPACTD_FLEET_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("COMPACTD_FLEET_SEED=%q: %v", s, err)
+		}
+		return v
+	}
+	return rand.Uint64()
+}
+
+// fleetTables are the 50 tables of TestFleetOfThreeReplicasUnderKills:
+// the four merge engines and partial-update with sequence groups (the wide
+// table of three writers), unpartitioned and partitioned, with 1 to 8
+// fixed buckets. Commit counts are small (the JVM's commits are the
+// test's main cost); the first fleetFirstCommits of each are written
+// before the fleet starts, enough for compaction to be due at once.
+func fleetTables() []*fixtures.Scenario {
+	var out []*fixtures.Scenario
+	for i := 0; i < 50; i++ {
+		p := fixtures.Params{Partitioned: (i/5)%2 == 1, Buckets: 1 + (i*3)%8, Size: fixtures.Tiny, Seed: uint64(100 + i), Commits: 8}
+		if p.Partitioned {
+			p.Buckets = 1 + p.Buckets/2 // 3 partitions: keep the rows per commit down
+		}
+		var s *fixtures.Scenario
+		switch i % 5 {
+		case 4:
+			p.Commits = 3 // per writer: 9 commits in all
+			s = fixtures.WideTable(p)
+		default:
+			p.Engine = fixtures.Engines[i%5]
+			s = fixtures.Generate(p)
+		}
+		out = append(out, sequencedByCommit(s))
+	}
+	return out
+}
+
+// sequencedByCommit makes a scenario's rows independent of when
+// compactions run, which is what lets the engine models predict a table
+// compacted while it is written. A compaction into the top level drops a
+// key whose merge is a retraction (Java's as compactd's), so without it:
+//
+//   - a record of a later commit with a lower sequence value than an
+//     earlier retraction resurrects the key instead of losing to it; so
+//     every sequence field ("seq", "*_seq") of commit i is raised by
+//     i·10⁶ (within a commit records still arrive out of sequence
+//     order, with ties);
+//   - a sequence group's retraction of a key not inserted before is
+//     dropped with its sequence value, which an uncompacted read keeps
+//     (partial-update initialises the row from a first retraction); so
+//     such retractions are left out.
+//
+// (The first is a likely cause of the fleet test's rare failure before:
+// its reference was an uncompacted copy given the same commits, and a
+// compaction between two of the Java writer's commits could drop a
+// retraction that the copy kept.)
+func sequencedByCommit(s *fixtures.Scenario) *fixtures.Scenario {
+	inserted := map[string]bool{}
+	for ci := range s.Commits {
+		c := &s.Commits[ci]
+		var keep []fixtures.Record
+		var added []string
+		for _, r := range c.Records {
+			key := fmt.Sprint(r.Values["dt"], "/", r.Values["id"])
+			if r.Kind == "-D" && s.Engine == "partial-update" && !inserted[key] {
+				continue
+			}
+			if r.Kind != "-D" {
+				added = append(added, key)
+			}
+			for k, v := range r.Values {
+				if n, ok := v.(int64); ok && (k == "seq" || strings.HasSuffix(k, "_seq")) {
+					r.Values[k] = n + int64(ci)*1_000_000
+				}
+			}
+			keep = append(keep, r)
+		}
+		c.Records = keep
+		for _, k := range added {
+			inserted[k] = true
+		}
+	}
+	return s
+}
+
+// Three replicas of the built binary share one warehouse of 50
+// Java-written tables (fleetTables), coordinated through a real
+// PostgreSQL. While they run, a Java writer commits the rest of every
+// table's commits in three rounds (one JVM each), and replicas are
+// SIGKILLed fleetKills times at seeded random moments (the first while it
+// runs a unit) and started again. Asserted:
+//
+//   - every table's backlog is worked off (compactd's planner finds no
+//     work) within fleetBound after the last kill and the last Java commit;
+//   - no Java commit is lost: Java reads exactly the rows the fixtures'
+//     engine models predict from all the table's commits;
+//   - per the unit log, no two units held one bucket at once, and no
+//     expire or orphan unit (both ran) overlapped a compaction of its
+//     table; every COMPACT snapshot was committed by a logged unit during
+//     its run (its commit user and time) and changed only buckets it held.
+//
+// COMPACTD_FLEET_SEED=<the logged seed> replays a run's schedule (which slot is
+// killed when, the pauses before restarts and Java rounds); the
+// interleaving with the replicas' own timing is not reproducible.
+func TestFleetOfThreeReplicasUnderKills(t *testing.T) {
+	t.Parallel()
+	const (
+		fleetBound = 90 * time.Second
+		fleetKills = 4
+		rounds     = 3
+		firstCount = 5
+	)
+	seed := fleetSeed(t)
+	t.Logf("seed %d (replay with COMPACTD_FLEET_SEED=%d)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 20))
+	dsn := fleetDB(t)
+	bin := buildCLI(t)
+	dir := t.TempDir()
+	wh := filepath.Join(dir, "warehouse")
+	scen := fleetTables()
+	names := make([]string, len(scen))
+	j := interop.Java(t)
+	var create []interop.BatchRequest
+	// later[r] are the writes of round r: each table's remaining commits,
+	// split in rounds.
+	later := make([][]interop.BatchRequest, rounds)
+	for i, s := range scen {
+		names[i] = fmt.Sprintf("db.t%02d_%s", i, s.Name)
+		spec := filepath.Join(dir, fmt.Sprintf("spec%d.json", i))
+		if err := writeFile(spec, s.Spec.JSON()); err != nil {
+			t.Fatal(err)
+		}
+		first := min(firstCount, len(s.Commits))
+		rows := filepath.Join(dir, fmt.Sprintf("rows%d.jsonl", i))
+		if err := writeFile(rows, s.RowsJSONLRange(0, first)); err != nil {
+			t.Fatal(err)
+		}
+		create = append(create, interop.BatchRequest{Verb: "create", Flags: map[string]string{"warehouse": wh, "table": names[i], "spec": spec, "rows": rows}})
+		rest := len(s.Commits) - first
+		for r := 0; r < rounds; r++ {
+			from, to := first+rest*r/rounds, first+rest*(r+1)/rounds
+			if from == to {
+				continue
+			}
+			f := filepath.Join(dir, fmt.Sprintf("rows%d_%d.jsonl", i, r))
+			if err := writeFile(f, s.RowsJSONLRange(from, to)); err != nil {
+				t.Fatal(err)
+			}
+			later[r] = append(later[r], interop.BatchRequest{Verb: "write", Flags: map[string]string{"warehouse": wh, "table": names[i], "rows": f}})
+		}
+	}
+	t0 := time.Now()
+	javaBatch(t, j, "create", create)
+	t.Logf("java created %d tables in %v", len(names), time.Since(t0).Round(time.Millisecond))
+
+	cfg := fleetConfig(t, dir, wh, 2)
+	ctx := context.Background()
+	db, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(ctx)
+	start := time.Now()
+	var mu sync.Mutex // guards live, killed and db
+	live := map[string]*replica{}
+	killed := map[string]time.Time{}
+	for _, slot := range []string{"r1", "r2", "r3"} {
+		r := startReplica(t, bin, cfg, dsn, slot+"-0", dir)
+		live[slot] = r
+	}
+
+	// The killer: fleetKills SIGKILLs at random moments of the writers'
+	// time, each followed by a restart of the slot as a new replica id
+	// (its commit users and unit log rows are its own).
+	type killResult struct {
+		report string
+		err    error
+	}
+	killDone := make(chan killResult, 1)
+	go func() {
+		var report []string
+		for k := 0; k < fleetKills; k++ {
+			slot := fmt.Sprintf("r%d", 1+rng.IntN(3))
+			if k == 0 {
+				// The first kill takes a replica in the middle of a unit.
+				for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+					var id string
+					mu.Lock()
+					err := db.QueryRow(ctx, `SELECT replica FROM compactd_fleet_unit WHERE finished IS NULL AND kind = 'compact' ORDER BY started LIMIT 1`).Scan(&id)
+					mu.Unlock()
+					if err == nil {
+						slot, _, _ = strings.Cut(id, "-")
+						break
+					}
+				}
+			} else {
+				time.Sleep(time.Duration(2000+rng.IntN(8000)) * time.Millisecond)
+			}
+			mu.Lock()
+			r := live[slot]
+			mu.Unlock()
+			at, err := r.kill()
+			if err != nil {
+				killDone <- killResult{err: err}
+				return
+			}
+			mu.Lock()
+			killed[r.id] = at
+			mu.Unlock()
+			report = append(report, fmt.Sprintf("%s at +%v", r.id, at.Sub(start).Round(time.Millisecond)))
+			time.Sleep(time.Duration(200+rng.IntN(1800)) * time.Millisecond)
+			nr, err := launchReplica(t, bin, cfg, dsn, fmt.Sprintf("%s-%d", slot, k+1), dir)
+			if err != nil {
+				killDone <- killResult{err: err}
+				return
+			}
+			mu.Lock()
+			live[slot] = nr
+			mu.Unlock()
+		}
+		killDone <- killResult{report: strings.Join(report, ", ")}
+	}()
+	// The writer: the rounds of Java commits, each after a random pause.
+	type writeResult struct {
+		at  []time.Duration
+		err error
+	}
+	writeDone := make(chan writeResult, 1)
+	go func() {
+		var w writeResult
+		for r := 0; r < rounds; r++ {
+			time.Sleep(time.Duration(500+rng.IntN(3000)) * time.Millisecond)
+			res, err := j.Batch(ctx, later[r])
+			if err == nil {
+				for i, x := range res {
+					if x.Err != nil {
+						err = fmt.Errorf("%s: %w", later[r][i].Flags["table"], x.Err)
+						break
+					}
+				}
+			}
+			if err != nil {
+				w.err = fmt.Errorf("java write round %d: %w", r, err)
+				break
+			}
+			w.at = append(w.at, time.Since(start).Round(time.Millisecond))
+		}
+		writeDone <- w
+	}()
+	w := <-writeDone
+	kills := <-killDone
+	if w.err != nil || kills.err != nil {
+		t.Fatal(w.err, kills.err)
+	}
+	t.Logf("killed %s; java committed rounds ending at %v", kills.report, w.at)
+	calm := time.Now()
+
+	var left []string
+	for {
+		left = pendingTables(t, wh, names)
+		if len(left) == 0 || time.Since(calm) > fleetBound {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	if len(left) > 0 {
+		logQueue(t, db, left)
+		t.Fatalf("backlog not worked off within %v of the last kill and Java commit: %v", fleetBound, left)
+	}
+	t.Logf("every table's backlog worked off %v after the last kill and Java commit (%v after start; bound %v)",
+		time.Since(calm).Round(time.Second), time.Since(start).Round(time.Second), fleetBound)
+
+	mu.Lock()
+	slots := []*replica{live["r1"], live["r2"], live["r3"]}
+	mu.Unlock()
+	// The fleet is the three live replicas once the killed ones' last
+	// heartbeats are three heartbeats old; a killed leader's lease must
+	// expire and River elect another (seconds), which the backlog need
+	// not wait for when its units were queued already.
+	st := waitForFleet(t, slots[0], 3, 30*time.Second)
+	checkFleetMetrics(t, slots[1])
+	t.Logf("fleet: leader %s, queue depth %d", st.Leader, st.QueueDepth)
+	stopReplicas(t, slots)
+
+	units := readUnitLog(t, db, killed)
+	checkNoOverlap(t, units)
+	kinds := map[string]int{}
+	byReplica := map[string]int{}
+	for _, u := range units {
+		kinds[u.kind]++
+		byReplica[u.replica]++
+	}
+	t.Logf("%d units logged: by kind %v, by replica %v", len(units), kinds, byReplica)
+	for _, k := range []string{"compact", "expire", "orphan"} {
+		if kinds[k] == 0 {
+			t.Errorf("no %s unit ran: the exclusion check proves nothing for it", k)
+		}
+	}
+	snaps := checkCompactSnapshots(t, wh, names, units)
+	for _, n := range names {
+		if len(snaps[n]) == 0 {
+			t.Errorf("%s: no COMPACT snapshot", n)
+		}
+	}
+
+	// No Java commit lost: Java reads what the engine models predict from
+	// every commit written.
+	var reads []interop.BatchRequest
+	for _, n := range names {
+		reads = append(reads, interop.BatchRequest{Verb: "read", Flags: map[string]string{"warehouse": wh, "table": n}})
+	}
+	res := javaBatch(t, j, "read", reads)
+	for i, n := range names {
 		rows, err := interop.ParseRows(joinLines(res[i].Lines))
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := before[n]
-		if i < concurrent {
-			// Every Java commit, the ones during the fleet's run too.
-			refRows, err := interop.ParseRows(joinLines(res[len(names)+1+i].Lines))
-			if err != nil || res[len(names)+1+i].Err != nil {
-				t.Fatalf("java read of the reference %s: %v %v", n, err, res[len(names)+1+i].Err)
-			}
-			want = canon(t, refRows)
+		want, ok := scen[i].Expected()
+		if !ok {
+			t.Fatalf("%s has no model", n)
 		}
-		diffRows(t, n+" after the fleet", want, canon(t, rows))
-		if n == big {
-			diffRows(t, n+": the fleet's against one compactd compact's", canon(t, singleRows), canon(t, rows))
+		diffRows(t, n+" after the fleet", canon(t, interop.NormalizeRows(want)), canon(t, rows))
+	}
+}
+
+// Three replicas compact one 64-bucket Java-written table (32 units of
+// two buckets): every replica commits some of its units, per the COMPACT
+// snapshots' commit users, no two units overlap, and the result is the
+// single daemon's: Java reads the same rows from it as from a copy that
+// one `compactd compact` compacted, and every bucket holds the same files
+// (level and row count) in both. The table appears in the watched
+// warehouse (a rename) only once the three replicas are in the fleet, so
+// none misses the work.
+func TestFleetSpreadsA64BucketTable(t *testing.T) {
+	t.Parallel()
+	const bound = 60 * time.Second
+	dsn := fleetDB(t)
+	bin := buildCLI(t)
+	dir := t.TempDir()
+	staging, single, wh := filepath.Join(dir, "staging"), filepath.Join(dir, "single"), filepath.Join(dir, "warehouse")
+	s := fixtures.Generate(fixtures.Params{Engine: "deduplicate", Buckets: 64, Size: fixtures.Tiny, Seed: 64, Commits: 6})
+	const name = "db.t64"
+	spec, rows := filepath.Join(dir, "spec.json"), filepath.Join(dir, "rows.jsonl")
+	if err := writeFile(spec, s.Spec.JSON()); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFile(rows, s.RowsJSONL()); err != nil {
+		t.Fatal(err)
+	}
+	j := interop.Java(t)
+	javaBatch(t, j, "create", []interop.BatchRequest{{Verb: "create", Flags: map[string]string{"warehouse": staging, "table": name, "spec": spec, "rows": rows}}})
+	src := filepath.Join(staging, "db.db", "t64")
+	copyDir(t, src, filepath.Join(single, "db.db", "t64"))
+	if out, err := exec.Command(bin, "compact", single, name).CombinedOutput(); err != nil {
+		t.Fatalf("single compaction: %v\n%s", err, out)
+	}
+	if err := os.MkdirAll(filepath.Join(wh, "db.db"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg := fleetConfig(t, dir, wh, 2)
+	var reps []*replica
+	for _, id := range []string{"r1", "r2", "r3"} {
+		reps = append(reps, startReplica(t, bin, cfg, dsn, id, dir))
+	}
+	waitForFleet(t, reps[0], 3, 30*time.Second)
+	if err := os.Rename(src, filepath.Join(wh, "db.db", "t64")); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	ctx := context.Background()
+	db, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(ctx)
+	var left []string
+	for {
+		left = pendingTables(t, wh, []string{name})
+		if len(left) == 0 || time.Since(start) > bound {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if len(left) > 0 {
+		logQueue(t, db, left)
+		t.Fatalf("backlog not worked off within %v: %v", bound, left)
+	}
+	t.Logf("the 64 buckets compacted %v after the table appeared", time.Since(start).Round(100*time.Millisecond))
+	stopReplicas(t, reps)
+
+	units := readUnitLog(t, db, nil)
+	checkNoOverlap(t, units)
+	byReplica := checkCompactSnapshots(t, wh, []string{name}, units)[name]
+	t.Logf("COMPACT snapshots by replica: %v", byReplica)
+	for _, r := range reps {
+		if byReplica[r.id] == 0 {
+			t.Errorf("replica %s committed none of the table's units: %v", r.id, byReplica)
 		}
 	}
+
+	res := javaBatch(t, j, "read", []interop.BatchRequest{
+		{Verb: "read", Flags: map[string]string{"warehouse": wh, "table": name}},
+		{Verb: "read", Flags: map[string]string{"warehouse": single, "table": name}},
+		{Verb: "files", Flags: map[string]string{"warehouse": wh, "table": name}},
+		{Verb: "files", Flags: map[string]string{"warehouse": single, "table": name}},
+	})
+	var got [4][]interop.Row
+	for i := range got {
+		got[i] = rowsOf(t, res[i])
+	}
+	want, _ := s.Expected()
+	diffRows(t, "the fleet's against the model", canon(t, interop.NormalizeRows(want)), canon(t, got[0]))
+	diffRows(t, "the fleet's against one compactd compact's", canon(t, got[1]), canon(t, got[0]))
+	// Per bucket: the files' levels and row counts, sorted.
+	layout := func(files []interop.Row) []string {
+		var out []string
+		for _, f := range files {
+			out = append(out, fmt.Sprintf("bucket %v level %v rows %v", f["bucket"], f["level"], f["record_count"]))
+		}
+		slices.Sort(out)
+		return out
+	}
+	fl, sl := layout(got[2]), layout(got[3])
+	if len(fl) < 64 {
+		t.Errorf("the fleet's table has %d files for 64 buckets", len(fl))
+	}
+	diffRows(t, "the fleet's files against one compactd compact's", sl, fl)
 }

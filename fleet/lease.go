@@ -106,7 +106,12 @@ func (l *lease) watch(ctx context.Context, period time.Duration, cancel context.
 			return
 		case <-t.C:
 		}
-		pctx, pcancel := context.WithTimeout(ctx, period)
+		// Not cancelled with the unit: pgx closes a connection whose
+		// query's context ends mid-flight, so a ping under way when the
+		// unit finished closed the lease connection, and the unit log's
+		// finish (written on it next) was lost. The caller waits for this
+		// ping (at most period) before it uses the connection again.
+		pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), period)
 		err := l.conn.Ping(pctx)
 		pcancel()
 		if err != nil && ctx.Err() == nil {

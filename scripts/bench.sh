@@ -16,11 +16,14 @@
 #   BENCH_S3=1                               also compact on the loopback S3 server
 #   BENCH_S3_ROWS=1000000
 #   BENCH_DUCKDB=1                           DuckDB as a second reference (PyPI duckdb in its own venv)
+#   BENCH_FLEET=64                           buckets (= units) of the fleet's table, 1 vs 3 replicas (0: skip);
+#                                            starts scripts/db-servers.sh for its PostgreSQL
+#   BENCH_FLEET_ROWS=2000000
 #   BENCH_JAVA_OPTS=                         JVM flags for Java's compaction
 #   BENCH_WORK=.cache/bench                  generated tables are cached here
 #   BENCH_OUT=.cache/bench/results.md
 # Extra arguments go to `compactd-bench run` (e.g. -planner-bench=false, -java=false).
-# Quick run: BENCH_REPEAT=1 BENCH_ROWS=200000 BENCH_EXPIRE=100:10000 BENCH_PLAN=10:100 BENCH_DV=200000 BENCH_CHANGELOG=200000 make bench
+# Quick run: BENCH_REPEAT=1 BENCH_ROWS=200000 BENCH_EXPIRE=100:10000 BENCH_PLAN=10:100 BENCH_DV=200000 BENCH_CHANGELOG=200000 BENCH_FLEET_ROWS=500000 make bench
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -54,6 +57,11 @@ if [[ "${BENCH_S3:-1}" == 1 ]]; then
 	s3_flag=(-s3 -s3-rows "${BENCH_S3_ROWS:-1000000}")
 fi
 
+if [[ "${BENCH_FLEET:-64}" != 0 ]]; then
+	bash scripts/db-servers.sh start >&2
+	eval "$(bash scripts/db-servers.sh env)"
+fi
+
 exec bin/compactd-bench run \
 	-work "$work" \
 	-compactd bin/compactd \
@@ -65,6 +73,8 @@ exec bin/compactd-bench run \
 	-dv-rows "${BENCH_DV:-10000000}" \
 	-changelog-rows "${BENCH_CHANGELOG:-10000000}" \
 	-java-opts "${BENCH_JAVA_OPTS:-}" \
+	-fleet-buckets "${BENCH_FLEET:-64}" \
+	-fleet-rows "${BENCH_FLEET_ROWS:-2000000}" \
 	"${s3_flag[@]}" \
 	"${duck_flag[@]}" \
 	-out "$out" \

@@ -223,3 +223,36 @@ func TestRemoveTreeDeletesEveryFileBelowTheDirectory(t *testing.T) {
 		t.Errorf("files left: %v", left)
 	}
 }
+
+// The fleet benchmark's table: -buckets spreads the rows over that many
+// buckets, each commit one level-0 file in every bucket, so every bucket
+// is a unit with work.
+func TestGeneratedTableOfManyBucketsHasARunPerCommitInEveryBucket(t *testing.T) {
+	ctx := context.Background()
+	wh := t.TempDir()
+	n, err := generate(ctx, wh, "bench", "fleet", genSpec{Schema: "narrow", Rows: 4000, Runs: 3, Seed: 7, Buckets: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, s, err := openLatest(ctx, wh, "bench.fleet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := tbl.FileSet(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows int64
+	bs := fs.Buckets()
+	for _, b := range bs {
+		if len(b.Files) != 3 || b.TotalBuckets != 8 {
+			t.Errorf("bucket %d: %d files of %d buckets, want 3 of 8", b.Bucket, len(b.Files), b.TotalBuckets)
+		}
+		for _, f := range b.Files {
+			rows += f.File.RowCount
+		}
+	}
+	if len(bs) != 8 || rows != n {
+		t.Fatalf("%d buckets with %d rows, want 8 with %d", len(bs), rows, n)
+	}
+}

@@ -23,6 +23,9 @@ type genSpec struct {
 	Seed   uint64
 	// DV sets deletion-vectors.enabled=true.
 	DV bool
+	// Buckets is the table's fixed bucket count (0: 1); rows spread over
+	// them by key, each commit one level-0 file per bucket.
+	Buckets int
 }
 
 // benchOptions are the table options of every generated table. The large
@@ -198,7 +201,11 @@ func generate(ctx context.Context, warehouse, db, name string, spec genSpec) (in
 	if err != nil {
 		return 0, err
 	}
-	s, err := table.NewTableSchema(0, fields, len(fields)-1, nil, []string{"id"}, tableOptions(spec.Schema, fields, spec.DV), nil, 0)
+	opts := tableOptions(spec.Schema, fields, spec.DV)
+	if spec.Buckets > 1 {
+		opts["bucket"] = fmt.Sprint(spec.Buckets)
+	}
+	s, err := table.NewTableSchema(0, fields, len(fields)-1, nil, []string{"id"}, opts, nil, 0)
 	if err != nil {
 		return 0, fmt.Errorf("schema %s: %w", spec.Schema, err)
 	}

@@ -1,10 +1,10 @@
 // Command compactd-bench measures compactd side by side with Java Paimon:
 // full compaction of one large bucket (compactd, Java, and a decode/encode
-// "floor"), planning, snapshot expiration at scale, and S3 against local
-// disk. `make bench` (scripts/bench.sh) runs `compactd-bench run`; the other
+// "floor"), planning, snapshot expiration at scale, S3 against local
+// disk, and a fleet's units per minute with 1 and 3 replicas. `make bench` (scripts/bench.sh) runs `compactd-bench run`; the other
 // verbs are the pieces it runs in child processes under /usr/bin/time -v.
 //
-//	compactd-bench gen    -warehouse W -table db.t -schema narrow|wide -rows N [-runs 8] [-dv]
+//	compactd-bench gen    -warehouse W -table db.t -schema narrow|wide -rows N [-runs 8] [-dv] [-buckets 1]
 //	compactd-bench genupdates -warehouse W -table db.t -rows N -base-runs 8 [-runs 8] [-new-keys K]
 //	compactd-bench setoptions -warehouse W -table db.t -set k=v[,k=v...]
 //	compactd-bench floor  -warehouse W -table db.t
@@ -78,6 +78,7 @@ func run(ctx context.Context, args []string) error {
 		fl.IntVar(&spec.Runs, "runs", 8, "commits, each one level-0 file (sorted run)")
 		fl.Uint64Var(&spec.Seed, "seed", 1, "random seed")
 		fl.BoolVar(&spec.DV, "dv", false, "deletion-vectors.enabled=true")
+		fl.IntVar(&spec.Buckets, "buckets", 1, "fixed buckets")
 		if err := fl.Parse(args); err != nil {
 			return err
 		}

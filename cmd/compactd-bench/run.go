@@ -54,6 +54,12 @@ type config struct {
 	// DuckCheckRows: tables up to this many input rows get DuckDB's output
 	// row-checked against compactd's.
 	DuckCheckRows int64
+	// FleetBuckets is the bucket count (= units) of the fleet benchmark
+	// (0: skip), FleetRows and FleetRuns its table's rows and commits; PG
+	// is the PostgreSQL URL its fleets coordinate through.
+	FleetBuckets, FleetRuns int
+	FleetRows               int64
+	PG                      string
 }
 
 func parsePairs(s string) ([][2]int, error) {
@@ -115,6 +121,10 @@ func runAll(ctx context.Context, fl *flag.FlagSet, args []string) error {
 	fl.StringVar(&c.DuckPython, "duckdb", "", "Python interpreter with the duckdb package: DuckDB as a second reference (empty: skip)")
 	fl.StringVar(&c.DuckScript, "duckdb-script", "scripts/bench-duckdb.py", "DuckDB's side of the compaction benchmark")
 	fl.Int64Var(&c.DuckCheckRows, "duckdb-check-rows", 2_000_000, "row-check DuckDB's output against compactd's up to this many input rows")
+	fl.IntVar(&c.FleetBuckets, "fleet-buckets", 64, "buckets (one unit each) of the fleet benchmark's table (0: skip)")
+	fl.Int64Var(&c.FleetRows, "fleet-rows", 2_000_000, "rows of the fleet benchmark's table")
+	fl.IntVar(&c.FleetRuns, "fleet-runs", 6, "commits (level-0 files per bucket) of the fleet benchmark's table")
+	fl.StringVar(&c.PG, "pg", os.Getenv("COMPACTD_PG_DSN"), "PostgreSQL URL for the fleet benchmark (scripts/db-servers.sh)")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -181,7 +191,7 @@ func (r *runner) all(ctx context.Context) (string, error) {
 		return "", err
 	}
 	r.machine(ctx)
-	steps := []func(context.Context) error{r.compaction, r.deletionVectors, r.changelogs, r.planning, r.expiration, r.s3}
+	steps := []func(context.Context) error{r.compaction, r.deletionVectors, r.changelogs, r.planning, r.expiration, r.s3, r.fleet}
 	var errs []error
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
