@@ -53,6 +53,13 @@ type Executor interface {
 	RunUnit(ctx context.Context, u sched.Unit, commitUser string) (sched.JobRecord, error)
 	// Started says whether units can run (the warehouses are open).
 	Started() bool
+	// Admit reserves room for u on this replica (its caps on compactions
+	// and their memory); ok false means not now. release ends the
+	// reservation.
+	Admit(u sched.Unit) (release func(), ok bool)
+	// UnitLimit is how many units of u's table and kind may run at once
+	// in a fleet of workers workers (the table's max-share).
+	UnitLimit(ctx context.Context, u sched.Unit, workers int) (int, error)
 }
 
 // Options configure a Fleet.
@@ -195,6 +202,7 @@ CREATE TABLE IF NOT EXISTS compactd_fleet_replica (
 	started timestamptz NOT NULL,
 	last_seen timestamptz NOT NULL
 );
+ALTER TABLE compactd_fleet_replica ADD COLUMN IF NOT EXISTS workers int NOT NULL DEFAULT 1;
 CREATE TABLE IF NOT EXISTS compactd_fleet_unit (
 	id bigserial PRIMARY KEY,
 	job_id bigint NOT NULL,
@@ -378,7 +386,24 @@ func (w *worker) Work(ctx context.Context, job *river.Job[unitArgs]) error {
 	if !f.exec.Started() {
 		return river.JobSnooze(f.o.Coordinator.Heartbeat.D())
 	}
-	l, ok, err := f.lease(ctx, u)
+	admitted, ok := f.exec.Admit(u)
+	if !ok {
+		// This replica runs as many compactions, or as much estimated
+		// memory, as it may: another replica, or this one later, takes it.
+		return river.JobSnooze(f.o.Coordinator.Heartbeat.D())
+	}
+	defer admitted()
+	limit := 0
+	if u.Buckets != nil {
+		var err error
+		if limit, err = f.exec.UnitLimit(ctx, u, f.Status().Workers); err != nil {
+			if sched.Classify(err) == sched.Permanent {
+				return river.JobCancel(err)
+			}
+			return err
+		}
+	}
+	l, ok, err := f.lease(ctx, u, limit)
 	if err != nil {
 		return err // retried by River's backoff
 	}

@@ -76,7 +76,7 @@ func TestLeasesExclude(t *testing.T) {
 		return u
 	}
 	take := func(f *Fleet, u sched.Unit) *lease {
-		l, ok, err := f.lease(ctx, u)
+		l, ok, err := f.lease(ctx, u, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +177,9 @@ type neverStarted struct{}
 func (neverStarted) RunUnit(context.Context, sched.Unit, string) (sched.JobRecord, error) {
 	return sched.JobRecord{}, fmt.Errorf("not started")
 }
-func (neverStarted) Started() bool { return false }
+func (neverStarted) Started() bool                                           { return false }
+func (neverStarted) Admit(sched.Unit) (func(), bool)                         { return func() {}, true }
+func (neverStarted) UnitLimit(context.Context, sched.Unit, int) (int, error) { return 0, nil }
 
 // Failed units back off as the single daemon's jobs do: retry.initial
 // doubled per attempt up to retry.max.
@@ -224,7 +226,11 @@ func (b blocking) RunUnit(ctx context.Context, u sched.Unit, _ string) (sched.Jo
 	b.ended <- context.Cause(ctx)
 	return sched.JobRecord{Outcome: "cancelled"}, ctx.Err()
 }
-func (blocking) Started() bool { return true }
+func (blocking) Started() bool                   { return true }
+func (blocking) Admit(sched.Unit) (func(), bool) { return func() {}, true }
+func (blocking) UnitLimit(context.Context, sched.Unit, int) (int, error) {
+	return 0, nil
+}
 
 // A unit whose lease connection dies (the database restarted, the network
 // cut, an operator terminated the session) is cancelled within a
@@ -274,4 +280,68 @@ func TestUnitStopsWhenItsLeaseConnectionDies(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the unit kept running after its lease connection died")
 	}
+}
+
+// A table's quota holds across replicas: with a limit of two, a third
+// bucket-range unit of the table is refused on any replica while two run,
+// though its buckets are free; another table, and the table's other kind,
+// are not affected; a unit that ends (or whose connection dies) frees its
+// slot.
+func TestATablesQuotaLimitsItsRunningUnitsAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	url := testURL(t)
+	a, b := open(t, url, "a"), open(t, url, "b")
+	ctx := context.Background()
+	unit := func(tbl string, k policy.Kind, from int) sched.Unit {
+		return sched.Unit{Warehouse: "/" + t.Name(), Table: tbl, Kind: k, Buckets: &compact.BucketRange{From: from, To: from + 4}}
+	}
+	take := func(f *Fleet, u sched.Unit, limit int) *lease {
+		t.Helper()
+		l, ok, err := f.lease(ctx, u, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return nil
+		}
+		return l
+	}
+	l1 := take(a, unit("db.big", policy.Compact, 0), 2)
+	l2 := take(b, unit("db.big", policy.Compact, 4), 2)
+	if l1 == nil || l2 == nil {
+		t.Fatal("a unit within the quota was refused")
+	}
+	if take(a, unit("db.big", policy.Compact, 8), 2) != nil || take(b, unit("db.big", policy.Compact, 12), 2) != nil {
+		t.Fatal("a third unit of a table limited to two ran")
+	}
+	if l := take(a, unit("db.small", policy.Compact, 0), 2); l == nil {
+		t.Fatal("another table's unit was refused by db.big's quota")
+	} else {
+		l.release()
+	}
+	if l := take(b, unit("db.big", policy.FullCompaction, 8), 2); l == nil {
+		t.Fatal("the table's full compaction was refused by its compact quota")
+	} else {
+		l.release()
+	}
+	// The refused attempts took no slot, and a released unit frees one.
+	l1.release()
+	l3 := take(b, unit("db.big", policy.Compact, 8), 2)
+	if l3 == nil {
+		t.Fatal("a slot stayed taken after its unit ended")
+	}
+	if take(a, unit("db.big", policy.Compact, 12), 2) != nil {
+		t.Fatal("a third unit ran after the freed slot was taken again")
+	}
+	// A dead connection frees its slot (a killed replica's).
+	if err := l2.conn.Conn().Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l2.conn.Release()
+	if l := take(a, unit("db.big", policy.Compact, 12), 2); l == nil {
+		t.Fatal("a dead replica's slot was not freed")
+	} else {
+		l.release()
+	}
+	l3.release()
 }

@@ -58,7 +58,10 @@ type FleetStatus struct {
 	Replicas []ReplicaStatus `json:"replicas"`
 	// QueueDepth counts units waiting (available, scheduled or retryable);
 	// OldestDueSeconds is how long the oldest one that is due has waited.
-	QueueDepth       int          `json:"queueDepth"`
+	QueueDepth int `json:"queueDepth"`
+	// Workers sums the live replicas' workers: what a table's
+	// compact.max-share is a share of.
+	Workers          int          `json:"workers"`
 	OldestDueSeconds float64      `json:"oldestDueSeconds"`
 	Running          []UnitStatus `json:"running"`
 	Observed         time.Time    `json:"observed"`
@@ -73,6 +76,7 @@ type ReplicaStatus struct {
 	Host     string    `json:"host"`
 	Started  time.Time `json:"started"`
 	LastSeen time.Time `json:"lastSeen"`
+	Workers  int       `json:"workers"`
 }
 
 // UnitStatus is a running unit.

@@ -273,6 +273,10 @@ func (s *Scheduler) finish(ctx context.Context, t *tableState, k policy.Kind, j 
 	s.busy--
 	s.m.busy.Set(float64(s.busy))
 	t.running = ""
+	if isCompaction(k) {
+		s.unreserve(t.reserved)
+		t.reserved = 0
+	}
 	retry := s.cfg.Retry
 	switch {
 	case err == nil:

@@ -68,16 +68,20 @@ type Scheduler struct {
 	m       *metrics
 	started time.Time
 
-	mu           sync.Mutex
-	cfg          *policy.Config
-	store        *policy.Store
-	storeMod     time.Time
-	storeLoaded  bool
-	storeErr     string
-	warehouses   map[string]*warehouse // by resolved path
-	tables       map[string]*tableState
-	busy         int
-	queue        int
+	mu          sync.Mutex
+	cfg         *policy.Config
+	store       *policy.Store
+	storeMod    time.Time
+	storeLoaded bool
+	storeErr    string
+	warehouses  map[string]*warehouse // by resolved path
+	tables      map[string]*tableState
+	busy        int
+	queue       int
+	// compactions and memory are the running compactions and their
+	// estimated memory (admit.go).
+	compactions  int
+	memory       int64
 	recent       []JobRecord
 	lastDiscover time.Time
 	reload       bool
@@ -118,10 +122,12 @@ func (s *Scheduler) warnSkipped(w *warehouse, dirs []table.SkippedDir) {
 }
 
 type tableState struct {
-	key      string
-	wh       *warehouse
-	name     string // db.table
-	running  policy.Kind
+	key     string
+	wh      *warehouse
+	name    string // db.table
+	running policy.Kind
+	// reserved is the running compaction's memory estimate (admit.go).
+	reserved int64
 	halted   string
 	haltedAt time.Time
 	// haltUnrecorded: the halted record could not be written.
@@ -659,6 +665,15 @@ func (s *Scheduler) tick(ctx, jobCtx context.Context, wg *conc.WaitGroup) {
 		if s.busy >= s.cfg.Workers {
 			queued++
 			continue
+		}
+		if isCompaction(c.k) {
+			est := s.jobMemory(c.t, c.k, 0)
+			if !s.fits(est) {
+				queued++ // other kinds may still take the worker
+				continue
+			}
+			s.reserve(est)
+			c.t.reserved = est
 		}
 		s.busy++
 		c.t.running = c.k
