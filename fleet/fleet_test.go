@@ -2,10 +2,12 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -344,4 +346,84 @@ func TestATablesQuotaLimitsItsRunningUnitsAcrossReplicas(t *testing.T) {
 		l.release()
 	}
 	l3.release()
+}
+
+// failing fails every unit with err and counts its runs.
+type failing struct {
+	err  error
+	runs atomic.Int32
+}
+
+func (f *failing) RunUnit(context.Context, sched.Unit, string) (sched.JobRecord, error) {
+	f.runs.Add(1)
+	return sched.JobRecord{Outcome: "failed"}, f.err
+}
+func (*failing) Started() bool                   { return true }
+func (*failing) Admit(sched.Unit) (func(), bool) { return func() {}, true }
+func (*failing) UnitLimit(context.Context, sched.Unit, int) (int, error) {
+	return 0, nil
+}
+
+// A unit's permanent error halts its table for the whole fleet, as the
+// single daemon's state directory does: the halted record is in
+// PostgreSQL (where the leader syncs it from), a unit of the table queued
+// afterwards is cancelled without running, and Resume removes the record.
+func TestAPermanentErrorHaltsTheTableForTheFleet(t *testing.T) {
+	t.Parallel()
+	url := testURL(t)
+	f := open(t, url, "halter")
+	ctx := context.Background()
+	ex := &failing{err: &sched.PermanentError{Err: errors.New("table db.bad: unsupported merge engine")}}
+	if err := f.Start(ctx, ex); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Stop(ctx, time.Second) }()
+	wh := "/" + t.Name()
+	u := sched.Unit{Warehouse: wh, Table: "db.bad", Kind: policy.Compact, Buckets: &compact.BucketRange{From: 0, To: 4}}
+	if err := f.Enqueue(ctx, []sched.Unit{u}); err != nil {
+		t.Fatal(err)
+	}
+	cancelled := func() int {
+		var n int
+		if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = $1 AND state = 'cancelled'`, unitKind).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	waitUntil(t, "the unit cancelled", func() bool { return cancelled() == 1 })
+	hs, err := f.Halted(ctx)
+	if err != nil || len(hs) != 1 || hs[0].Table != "db.bad" || hs[0].Warehouse != wh || hs[0].Job != policy.Compact ||
+		!strings.Contains(hs[0].Reason, "unsupported merge engine") {
+		t.Fatalf("halted after a permanent error: %+v, %v", hs, err)
+	}
+	u2 := u
+	u2.Buckets = &compact.BucketRange{From: 4, To: 0}
+	if err := f.Enqueue(ctx, []sched.Unit{u2}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the halted table's next unit cancelled", func() bool { return cancelled() == 2 })
+	if n := ex.runs.Load(); n != 1 {
+		t.Fatalf("a halted table's unit ran: %d runs", n)
+	}
+	recs, err := Resume(ctx, url, "db.bad", "")
+	if err != nil || len(recs) != 1 || recs[0].Table != "db.bad" {
+		t.Fatalf("resume: %+v, %v", recs, err)
+	}
+	if hs, err := f.Halted(ctx); err != nil || len(hs) != 0 {
+		t.Fatalf("halted after resume: %+v, %v", hs, err)
+	}
+	if recs, err := Resume(ctx, url, "db.bad", ""); err != nil || len(recs) != 0 {
+		t.Fatalf("resuming twice: %+v, %v", recs, err)
+	}
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -30,6 +30,10 @@ type Coordinator interface {
 	// those still running after grace. Run calls it on shutdown before it
 	// closes the warehouses' catalogs the units use.
 	Drain(grace time.Duration) error
+	// Halted lists the fleet's halted tables: a replica halts a table
+	// after a unit's permanent error, `compactd resume` removes it. The
+	// leader syncs them as the single daemon syncs its state directory.
+	Halted(ctx context.Context) ([]HaltedRecord, error)
 }
 
 // Unit is one job of a fleet: a whole-table job, or the compaction of a

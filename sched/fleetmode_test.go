@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,6 +20,7 @@ type fakeCoordinator struct {
 	leader  atomic.Bool
 	mu      sync.Mutex
 	units   []sched.Unit
+	halted  []sched.HaltedRecord
 	drained atomic.Bool
 }
 
@@ -31,6 +33,11 @@ func (c *fakeCoordinator) Enqueue(_ context.Context, us []sched.Unit) error {
 }
 func (c *fakeCoordinator) Status() *sched.FleetStatus { return &sched.FleetStatus{Replica: "fake"} }
 func (c *fakeCoordinator) Drain(time.Duration) error  { c.drained.Store(true); return nil }
+func (c *fakeCoordinator) Halted(context.Context) ([]sched.HaltedRecord, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.halted), nil
+}
 func (c *fakeCoordinator) enqueued() []sched.Unit {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -104,4 +111,44 @@ func TestFleetModeEnqueuesOnTheLeaderAndRunsUnitsOnRequest(t *testing.T) {
 	if !c.drained.Load() {
 		t.Fatal("shutdown did not drain the coordinator")
 	}
+}
+
+// The leader syncs the fleet's halted tables as the single daemon syncs
+// its state directory: a table another replica halted gets no more units
+// (and /status shows it halted), a resumed one gets them again.
+func TestTheFleetLeaderEnqueuesNothingForAHaltedTable(t *testing.T) {
+	t.Parallel()
+	wh := t.TempDir()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []string{"bad", "good"} {
+		m := newModel(t, createTable(t, wh, n, nil))
+		for range 3 {
+			m.commit(t, rng, 10)
+		}
+	}
+	cfg := config(t, wh, compactOnly(nil))
+	c := &fakeCoordinator{}
+	c.halted = []sched.HaltedRecord{{Warehouse: wh, Table: "db.bad", Job: "compact", Reason: "compact: unsupported", Time: time.Now()}}
+	c.leader.Store(true)
+	s, _ := start(t, cfg, sched.Options{Coordinator: c})
+	count := func(tbl string) int {
+		n := 0
+		for _, u := range c.enqueued() {
+			if u.Table == tbl {
+				n++
+			}
+		}
+		return n
+	}
+	waitFor(t, "db.good enqueued twice", 10*time.Second, func() bool { return count("db.good") >= 2 })
+	if n := count("db.bad"); n != 0 {
+		t.Fatalf("the halted table got %d units", n)
+	}
+	if ts, _ := tableStatus(s, "db.bad"); !strings.Contains(ts.Halted, "unsupported") {
+		t.Fatalf("db.bad in /status: halted %q", ts.Halted)
+	}
+	c.mu.Lock()
+	c.halted = nil
+	c.mu.Unlock()
+	waitFor(t, "db.bad enqueued after resume", 10*time.Second, func() bool { return count("db.bad") > 0 })
 }

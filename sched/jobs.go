@@ -363,19 +363,33 @@ func (s *Scheduler) halt(t *tableState, k policy.Kind, reason string, at time.Ti
 	}
 }
 
-// syncHalted applies the state directory: a record written by an earlier
-// run halts its table; a record `compactd resume` removed resumes it.
-func (s *Scheduler) syncHalted() {
-	// Listed under the lock: halt writes its record under it too, so a
-	// record is never missed between listing and applying.
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	dir := s.cfg.StatePath()
-	recs, err := ListHalted(dir)
-	if err != nil {
-		s.log.Warn("read halted tables", "dir", dir, "err", err)
-		return
+// syncHalted applies the state directory (a fleet's: the coordinator's
+// halted tables): a record written by an earlier run (by any replica)
+// halts its table; a record `compactd resume` removed resumes it.
+func (s *Scheduler) syncHalted(ctx context.Context) {
+	var recs []HaltedRecord
+	if c := s.opts.Coordinator; c != nil {
+		// A fleet's units halt tables on the replica that ran them, not
+		// under this lock: a record listed late is applied next tick.
+		var err error
+		if recs, err = c.Halted(ctx); err != nil {
+			s.log.Warn("read the fleet's halted tables", "err", err)
+			return
+		}
+		s.mu.Lock()
+	} else {
+		// Listed under the lock: halt writes its record under it too, so
+		// a record is never missed between listing and applying.
+		s.mu.Lock()
+		dir := s.cfg.StatePath()
+		var err error
+		if recs, err = ListHalted(dir); err != nil {
+			s.mu.Unlock()
+			s.log.Warn("read halted tables", "dir", dir, "err", err)
+			return
+		}
 	}
+	defer s.mu.Unlock()
 	byKey := map[string]HaltedRecord{}
 	for _, r := range recs {
 		byKey[r.Warehouse+"|"+r.Table] = r

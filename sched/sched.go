@@ -638,7 +638,7 @@ func (s *Scheduler) refreshTables(ctx context.Context, now time.Time) {
 	if discover {
 		s.discover(ctx)
 	}
-	s.syncHalted()
+	s.syncHalted(ctx)
 }
 
 // tick is one pass of the scheduling loop.
