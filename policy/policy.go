@@ -81,6 +81,8 @@ var builtin = map[string]keyDef{
 	"full-compaction.max-bytes":   {kSize, "0", ""},
 	"full-compaction.time-budget": {kDuration, "0s", ""},
 	"full-compaction.max-share":   {kShare, "1", ""},
+	"full-compaction.partition-idle-time": {kDuration, "0s", "only partitions without new files for this long " +
+		"(Paimon's partition_idle_time; 0: every partition)"},
 
 	"expire.enabled":     {kBool, "true", "snapshot expiration per snapshot.* retention"},
 	"expire.schedule":    {kSchedule, "@every 10m", ""},
@@ -234,6 +236,9 @@ type Job struct {
 	// MaxShare is the fraction of the workers the table's bucket-range
 	// runs of this kind may hold at once (compaction kinds; 0 elsewhere).
 	MaxShare float64
+	// PartitionIdleTime restricts a full compaction to the partitions
+	// idle that long (full-compaction only; 0: every partition).
+	PartitionIdleTime time.Duration
 }
 
 // MaxUnits is how many of workers the table's bucket-range runs may hold
@@ -292,6 +297,11 @@ func (e *Effective) Job(k Kind) (Job, error) {
 		f, err := parseShare(v)
 		errs = append(errs, keyErr(string(k)+".max-share", v, err))
 		j.MaxShare = f
+	}
+	if v, ok := get("partition-idle-time"); ok {
+		d, err := parseDuration(v)
+		errs = append(errs, keyErr(string(k)+".partition-idle-time", v, err))
+		j.PartitionIdleTime = d
 	}
 	if v, ok := get("older-than"); ok {
 		d, err := parseDuration(v)

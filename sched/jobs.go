@@ -81,7 +81,8 @@ func (s *Scheduler) execute(ctx context.Context, t *tableState, k policy.Kind, j
 			return permanent(err)
 		}
 		o := compact.Options{Full: k == policy.FullCompaction, Overrides: overrides, Parallelism: par,
-			MaxBuckets: j.MaxBuckets, MaxBytes: j.MaxBytes, TimeBudget: j.TimeBudget, Buckets: buckets, CommitUser: commitUser}
+			MaxBuckets: j.MaxBuckets, MaxBytes: j.MaxBytes, TimeBudget: j.TimeBudget, Buckets: buckets, CommitUser: commitUser,
+			PartitionIdleTime: j.PartitionIdleTime}
 		if _, err := compact.PlannerOptions(tb, o); err != nil {
 			return permanent(err)
 		}
