@@ -27,6 +27,12 @@ type Config struct {
 	Workers int `yaml:"workers"`
 	// BucketParallelism bounds the buckets one compaction job merges at once.
 	BucketParallelism int `yaml:"bucket-parallelism"`
+	// BucketsPerRun, if positive, splits the single daemon's compaction of
+	// a fixed-bucket table with more buckets into runs of that many
+	// buckets, each on a worker of its own (at most the table's
+	// compact.max-share of them); 0 compacts a table in one run. A fleet
+	// splits by Coordinator.BucketsPerUnit instead.
+	BucketsPerRun int `yaml:"buckets-per-run"`
 	// MaxCompactions bounds the compactions (jobs, or a fleet's units)
 	// this daemon runs at once, under Workers, so that compactions cannot
 	// hold every worker from expiration and cleanup; 0 means Workers.
@@ -296,6 +302,9 @@ func (c *Config) Validate() error {
 	var errs []error
 	if len(c.Warehouses) == 0 {
 		errs = append(errs, errors.New("no warehouses configured"))
+	}
+	if c.BucketsPerRun < 0 {
+		errs = append(errs, fmt.Errorf("buckets-per-run=%d is negative", c.BucketsPerRun))
 	}
 	if c.MaxCompactions < 0 {
 		errs = append(errs, fmt.Errorf("max-compactions=%d is negative", c.MaxCompactions))

@@ -264,20 +264,27 @@ func (s *Scheduler) setBacklog(t *tableState, b Backlog) {
 	}
 }
 
-// finish records a job's outcome and decides when the kind runs next.
+// finish gives a job's worker back, records its outcome and decides when
+// the kind runs next.
 func (s *Scheduler) finish(ctx context.Context, t *tableState, k policy.Kind, j policy.Job, rec JobRecord, err error, log *slog.Logger) {
-	end := s.opts.Now()
-	rec.Seconds = end.Sub(rec.Start).Seconds()
-	lv := []string{t.wh.path, t.name, string(k)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.busy--
 	s.m.busy.Set(float64(s.busy))
-	t.running = ""
 	if isCompaction(k) {
 		s.unreserve(t.reserved)
 		t.reserved = 0
 	}
+	s.settle(ctx, t, k, j, rec, err, log)
+}
+
+// settle records the outcome of a job of kind k on t (a whole split
+// round's, for ranges) and decides when the kind runs next. s.mu is held.
+func (s *Scheduler) settle(ctx context.Context, t *tableState, k policy.Kind, j policy.Job, rec JobRecord, err error, log *slog.Logger) {
+	end := s.opts.Now()
+	rec.Seconds = end.Sub(rec.Start).Seconds()
+	lv := []string{t.wh.path, t.name, string(k)}
+	t.running = ""
 	retry := s.cfg.Retry
 	switch {
 	case err == nil:
