@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/sourcegraph/conc/pool"
 
 	"github.com/compactd/compactd/compact"
 	"github.com/compactd/compactd/policy"
@@ -116,7 +119,11 @@ func unitsOf(w string, t string, k policy.Kind, eff *policy.Effective, perUnit i
 
 // tickFleet is the loop's pass in a fleet: the leader discovers and
 // enqueues what is due, in the single daemon's order; the others only
-// keep the policy store fresh.
+// keep the policy store fresh. A due compaction of a table split into
+// bucket units is first observed over the whole table by the leader
+// (observeSplit): that sets its backlog, gauges and place in the order
+// (no unit sees the whole table), and a table with nothing to compact
+// gets no units.
 func (s *Scheduler) tickFleet(ctx context.Context, now time.Time) {
 	c := s.opts.Coordinator
 	if !c.Leader() {
@@ -130,17 +137,31 @@ func (s *Scheduler) tickFleet(ctx context.Context, now time.Time) {
 	}
 	perUnit := s.cfg.Coordinator.BucketsPerUnit
 	cands := s.dueCandidates(now, false)
+	var split []splitCandidate
+	for _, cd := range cands {
+		if cd.k == policy.Compact && len(unitsOf(cd.t.wh.path, cd.t.name, cd.k, cd.t.eff, perUnit)) > 1 {
+			split = append(split, splitCandidate{cd.t, cd.t.eff})
+		}
+	}
+	s.mu.Unlock()
+	idle := s.observeSplit(ctx, split)
+	s.mu.Lock()
+	if len(split) > 0 {
+		orderCandidates(cands, now) // with the backlogs just observed
+	}
 	var units []Unit
 	for _, cd := range cands {
+		if cd.k == policy.Compact && idle[cd.t] {
+			continue
+		}
 		units = append(units, unitsOf(cd.t.wh.path, cd.t.name, cd.k, cd.t.eff, perUnit)...)
 	}
 	s.mu.Unlock()
-	if len(units) == 0 {
-		return
-	}
-	if err := c.Enqueue(ctx, units); err != nil {
-		s.log.Error("enqueue due units: retrying at the next tick", "units", len(units), "err", err)
-		return
+	if len(units) > 0 {
+		if err := c.Enqueue(ctx, units); err != nil {
+			s.log.Error("enqueue due units: retrying at the next tick", "units", len(units), "err", err)
+			return
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -152,6 +173,41 @@ func (s *Scheduler) tickFleet(ctx context.Context, now time.Time) {
 		}
 	}
 }
+
+// splitCandidate is a due compaction of a table split into bucket units,
+// with the policy it was found due under.
+type splitCandidate struct {
+	t   *tableState
+	eff *policy.Effective
+}
+
+// observeSplit observes the tables of cands (a few at once) and returns
+// those with nothing to compact. A table that cannot be observed is
+// enqueued anyway: its units report the error.
+func (s *Scheduler) observeSplit(ctx context.Context, cands []splitCandidate) map[*tableState]bool {
+	nothing := map[*tableState]bool{}
+	var mu sync.Mutex
+	p := pool.New().WithMaxGoroutines(observeParallelism)
+	for _, cd := range cands {
+		p.Go(func() {
+			work, err := s.observeWhole(ctx, cd.t, cd.eff)
+			if err != nil {
+				s.log.Warn("observe a split table before enqueueing its units", "table", cd.t.name, "err", err)
+				return
+			}
+			if !work {
+				mu.Lock()
+				nothing[cd.t] = true
+				mu.Unlock()
+			}
+		})
+	}
+	p.Wait()
+	return nothing
+}
+
+// observeParallelism bounds the tables the leader observes at once.
+const observeParallelism = 4
 
 // Started says whether Run opened the warehouses: a coordinator runs no
 // unit before.

@@ -89,7 +89,9 @@ func (s *Scheduler) runRange(ctx context.Context, t *tableState, k policy.Kind, 
 	if roundErr == nil {
 		// The ranges each saw their own buckets: the table's backlog
 		// (and its gauges) comes from one look at the whole table.
-		s.observeWhole(ctx, t, eff)
+		if _, err := s.observeWhole(ctx, t, eff); err != nil {
+			s.log.Warn("observe the backlog of a split table", "table", t.name, "err", err)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -97,16 +99,18 @@ func (s *Scheduler) runRange(ctx context.Context, t *tableState, k policy.Kind, 
 }
 
 // observeWhole measures t's backlog over all its buckets and publishes
-// it; a failure only leaves the previous backlog in place.
-func (s *Scheduler) observeWhole(ctx context.Context, t *tableState, eff *policy.Effective) {
+// it (the gauges), and says whether compaction has work; on an error the
+// previous backlog stays.
+func (s *Scheduler) observeWhole(ctx context.Context, t *tableState, eff *policy.Effective) (work bool, err error) {
 	db, name, _ := strings.Cut(t.name, ".")
 	tb, err := t.wh.cat.OpenTable(ctx, db, name)
-	if err == nil {
-		var b Backlog
-		if b, _, err = s.observe(ctx, tb, eff.PaimonOverrides(), nil); err == nil {
-			s.setBacklog(t, b)
-			return
-		}
+	if err != nil {
+		return false, fmt.Errorf("open table %s: %w", t.name, err)
 	}
-	s.log.Warn("observe the backlog of a split table", "table", t.name, "err", err)
+	b, work, err := s.observe(ctx, tb, eff.PaimonOverrides(), nil)
+	if err != nil {
+		return false, err
+	}
+	s.setBacklog(t, b)
+	return work, nil
 }
