@@ -451,8 +451,10 @@ func (w *worker) Work(ctx context.Context, job *river.Job[unitArgs]) error {
 	watched := make(chan struct{})
 	go func() { defer close(watched); l.watch(uctx, f.o.Coordinator.Heartbeat.D(), cancel) }()
 	rec, err := f.exec.RunUnit(uctx, u, user)
+	leaseLost := false
 	if cause := context.Cause(uctx); err != nil && cause != nil && ctx.Err() == nil {
 		err = fmt.Errorf("%w (%w)", err, cause)
+		leaseLost = true
 	}
 	cancel(nil)
 	<-watched
@@ -474,8 +476,8 @@ func (w *worker) Work(ctx context.Context, job *river.Job[unitArgs]) error {
 	if lerr != nil {
 		f.log.Warn("log unit end", "unit", u.String(), "err", lerr)
 	}
-	if err == nil || ctx.Err() != nil {
-		return err
+	if err == nil || ctx.Err() != nil || leaseLost {
+		return err // a cancelled unit is retried, never counted towards halting
 	}
 	// As the single daemon: a permanent error halts the table at once, an
 	// error not known to be transient after retry.attempts attempts (of

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -220,12 +221,16 @@ func TestMetricsLint(t *testing.T) {
 type blocking struct {
 	running chan struct{}
 	ended   chan error
+	once    *sync.Once // a retry runs again, reporting nothing
 }
 
 func (b blocking) RunUnit(ctx context.Context, u sched.Unit, _ string) (sched.JobRecord, error) {
-	close(b.running)
+	b.once.Do(func() { close(b.running) })
 	<-ctx.Done()
-	b.ended <- context.Cause(ctx)
+	select {
+	case b.ended <- context.Cause(ctx):
+	default:
+	}
 	return sched.JobRecord{Outcome: "cancelled"}, ctx.Err()
 }
 func (blocking) Started() bool                   { return true }
@@ -244,7 +249,7 @@ func TestUnitStopsWhenItsLeaseConnectionDies(t *testing.T) {
 	id := fmt.Sprintf("victim-%d", rand.Uint32())
 	f := open(t, url, id)
 	ctx := context.Background()
-	b := blocking{running: make(chan struct{}), ended: make(chan error, 1)}
+	b := blocking{running: make(chan struct{}), ended: make(chan error, 1), once: &sync.Once{}}
 	if err := f.Start(ctx, b); err != nil {
 		t.Fatal(err)
 	}
@@ -281,6 +286,22 @@ func TestUnitStopsWhenItsLeaseConnectionDies(t *testing.T) {
 		t.Logf("unit cancelled %v after its lease connection was terminated", time.Since(start).Round(time.Millisecond))
 	case <-time.After(5 * time.Second):
 		t.Fatal("the unit kept running after its lease connection died")
+	}
+	// Retried, not halted: a lost lease says nothing about the table
+	// (the test's retry.attempts is 1, so an unknown error would halt).
+	waitUntil(t, "the unit back in the queue", func() bool {
+		var n int
+		if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = $1 AND state <> 'running'`, unitKind).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	})
+	var state string
+	if err := f.pool.QueryRow(ctx, `SELECT state FROM river_job WHERE kind = $1`, unitKind).Scan(&state); err != nil {
+		t.Fatal(err)
+	}
+	if hs, err := f.Halted(ctx); err != nil || len(hs) != 0 || state == "cancelled" {
+		t.Fatalf("a unit whose lease was lost: job %s, halted %+v (%v)", state, hs, err)
 	}
 }
 
