@@ -2,8 +2,10 @@ package sched_test
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -85,4 +87,43 @@ func TestTheDaemonSplitsALargeTableIntoBucketRangeRuns(t *testing.T) {
 			t.Fatalf("compact.max-share 0.5 of 4 workers: %d runs at once, want 2", most)
 		}
 	})
+}
+
+// A bucket-range run that fails permanently halts the table once the
+// round's other runs ended, naming the range, as a whole-table job would;
+// the round starts no further range after the failure.
+func TestAFailedBucketRangeRunHaltsTheTable(t *testing.T) {
+	t.Parallel()
+	wh := t.TempDir()
+	tb := createTable(t, wh, "big", map[string]string{"bucket": "16"})
+	m := newModel(t, tb)
+	rng := rand.New(rand.NewPCG(11, 12))
+	for range 7 {
+		m.commit(t, rng, 200)
+	}
+	r := &hookRunner{compact: func(ctx context.Context, tb *table.Table, o *compact.Options) error {
+		if o.Buckets != nil && o.Buckets.From == 0 {
+			return &sched.PermanentError{Err: errors.New("corrupt file data-0.parquet")}
+		}
+		time.Sleep(100 * time.Millisecond)
+		return nil
+	}}
+	cfg := config(t, wh, compactOnly(nil))
+	cfg.Workers, cfg.BucketsPerRun = 2, 4 // two ranges at a time: [0,4) fails in the first pair
+	s, stop := start(t, cfg, sched.Options{Runner: r})
+	var ts sched.TableStatus
+	waitFor(t, "the table halted", 20*time.Second, func() bool {
+		ts, _ = tableStatus(s, "db.big")
+		return ts.Halted != ""
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ts.Halted, "buckets [0,4)") || !strings.Contains(ts.Halted, "corrupt file") {
+		t.Fatalf("halted: %q", ts.Halted)
+	}
+	if n := r.count("db.big"); n != 2 {
+		t.Fatalf("%d range runs started; want the first two only", n)
+	}
+	m.check(t)
 }
