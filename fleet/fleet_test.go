@@ -448,3 +448,108 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// recorder runs units for a while and records, across the replicas
+// sharing it, how many of each table ran at once; admit false makes its
+// replica refuse every compaction (its caps are full).
+type recorder struct {
+	shared *unitCounts
+	id     string
+	admit  bool
+}
+
+type unitCounts struct {
+	mu       sync.Mutex
+	now      map[string]int
+	most     map[string]int
+	together int // most units of any tables at once
+	all      int
+	by       map[string]int // units run per replica
+}
+
+func (r recorder) RunUnit(ctx context.Context, u sched.Unit, _ string) (sched.JobRecord, error) {
+	c := r.shared
+	c.mu.Lock()
+	c.now[u.Table]++
+	c.all++
+	c.most[u.Table] = max(c.most[u.Table], c.now[u.Table])
+	c.together = max(c.together, c.all)
+	c.by[r.id]++
+	c.mu.Unlock()
+	select {
+	case <-time.After(250 * time.Millisecond):
+	case <-ctx.Done():
+	}
+	c.mu.Lock()
+	c.now[u.Table]--
+	c.all--
+	c.mu.Unlock()
+	return sched.JobRecord{Outcome: "success"}, nil
+}
+func (recorder) Started() bool { return true }
+func (r recorder) Admit(sched.Unit) (func(), bool) {
+	return func() {}, r.admit
+}
+
+// UnitLimit: db.big may hold one worker of the fleet, others any.
+func (recorder) UnitLimit(_ context.Context, u sched.Unit, _ int) (int, error) {
+	if u.Table == "db.big" {
+		return 1, nil
+	}
+	return 0, nil
+}
+
+// Through the queue: a replica whose caps refuse compactions leaves them
+// to the others (snoozed, not failed), and a table limited to one unit at
+// once never has two running though two replicas with free workers take
+// its units, while another table's units run beside it.
+func TestTheQueueHonoursReplicaCapsAndTableQuotas(t *testing.T) {
+	t.Parallel()
+	url := testURL(t)
+	ctx := context.Background()
+	counts := &unitCounts{now: map[string]int{}, most: map[string]int{}, by: map[string]int{}}
+	for _, r := range []recorder{{id: "full", admit: false}, {id: "b", admit: true}, {id: "c", admit: true}} {
+		r.shared = counts
+		f := open(t, url, r.id)
+		f.o.Workers = 2
+		if err := f.Start(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = f.Stop(ctx, 5*time.Second) }()
+	}
+	var units []sched.Unit
+	for _, tbl := range []string{"db.big", "db.other"} {
+		for from := 0; from < 16; from += 4 {
+			units = append(units, sched.Unit{Warehouse: "/" + t.Name(), Table: tbl, Kind: policy.Compact, Buckets: &compact.BucketRange{From: from, To: from + 4}})
+		}
+	}
+	enq := open(t, url, "enqueuer")
+	if err := enq.Start(ctx, neverStarted{}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = enq.Stop(ctx, time.Second) }()
+	if err := enq.Enqueue(ctx, units); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "every unit run", func() bool {
+		var n int
+		if err := enq.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = $1 AND state = 'completed'`, unitKind).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == len(units)
+	})
+	counts.mu.Lock()
+	defer counts.mu.Unlock()
+	if counts.by["full"] != 0 {
+		t.Errorf("the replica whose caps are full ran %d units", counts.by["full"])
+	}
+	if counts.by["b"] == 0 || counts.by["c"] == 0 {
+		t.Errorf("units per replica %v: want both free replicas working", counts.by)
+	}
+	if counts.most["db.big"] != 1 {
+		t.Errorf("db.big, limited to one unit, had %d at once", counts.most["db.big"])
+	}
+	if counts.most["db.other"] < 2 || counts.together < 3 {
+		t.Errorf("db.other had at most %d units at once, all tables %d: the quota held back what it should not", counts.most["db.other"], counts.together)
+	}
+}
