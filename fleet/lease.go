@@ -18,6 +18,7 @@ import (
 type lease struct {
 	conn *pgxpool.Conn
 	f    *Fleet
+	done bool // released: a second release does nothing
 }
 
 // lockKey is an advisory lock's key: a 64-bit hash of what it guards. Two
@@ -112,6 +113,10 @@ func (f *Fleet) lease(ctx context.Context, u sched.Unit, limit int) (*lease, boo
 // release gives the locks up; if that fails the session is closed, which
 // releases them too.
 func (l *lease) release() {
+	if l.done {
+		return
+	}
+	l.done = true
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := l.conn.Exec(ctx, "SELECT pg_advisory_unlock_all()"); err != nil {
