@@ -32,6 +32,11 @@ type Options struct {
 	Partition string
 	// Bucket, if not nil, restricts the run to one bucket number.
 	Bucket *int
+	// PartitionIdleTime, if positive, restricts the run to the partitions
+	// without new files for that long (planner.IdlePartitions, judged on
+	// all of a partition's buckets whatever else is selected): Paimon's
+	// compact action with partition_idle_time.
+	PartitionIdleTime time.Duration
 	// Buckets, if not nil, restricts the run to the bucket numbers it
 	// covers (in every partition): a daemon fleet's compaction unit, so
 	// that units of one table touch disjoint buckets.
@@ -403,10 +408,21 @@ func PlanTable(ctx context.Context, t *table.Table, o Options, now time.Time) (*
 	if err := checkSelection(t, v, o); err != nil {
 		return nil, planner.PlanResult{}, popts, err
 	}
-	if o.Partition != "" || o.Bucket != nil || o.Buckets != nil || t.Options().Bucket == table.BucketPostpone {
+	var idle map[string]bool
+	if o.PartitionIdleTime > 0 {
+		// Before any other selection: idleness is the whole partition's.
+		idle = map[string]bool{}
+		for _, p := range planner.IdlePartitions(v.View, o.PartitionIdleTime, now) {
+			idle[p] = true
+		}
+	}
+	if o.Partition != "" || o.Bucket != nil || o.Buckets != nil || idle != nil || t.Options().Bucket == table.BucketPostpone {
 		kept := v.View.Buckets[:0:0]
 		for _, b := range v.View.Buckets {
 			if b.Bucket == table.BucketPostpone {
+				continue
+			}
+			if idle != nil && !idle[b.Partition] {
 				continue
 			}
 			if o.Partition != "" && v.PartitionPath[b.Partition] != o.Partition {

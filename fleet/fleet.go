@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
@@ -53,6 +54,13 @@ type Executor interface {
 	RunUnit(ctx context.Context, u sched.Unit, commitUser string) (sched.JobRecord, error)
 	// Started says whether units can run (the warehouses are open).
 	Started() bool
+	// Admit reserves room for u on this replica (its caps on compactions
+	// and their memory); ok false means not now. release ends the
+	// reservation.
+	Admit(u sched.Unit) (release func(), ok bool)
+	// UnitLimit is how many units of u's table and kind may run at once
+	// in a fleet of workers workers (the table's max-share).
+	UnitLimit(ctx context.Context, u sched.Unit, workers int) (int, error)
 }
 
 // Options configure a Fleet.
@@ -186,8 +194,9 @@ func (f *Fleet) migrate(ctx context.Context) error {
 }
 
 // schemaSQL is the fleet's own tables: the replicas (heartbeats, for
-// /status) and the log of units run (who ran which buckets when: what an
-// operator, and the fleet's tests, check exclusion against).
+// /status), the log of units run (who ran which buckets when: what an
+// operator, and the fleet's tests, check exclusion against) and the
+// halted tables (the single daemon's state directory, shared).
 const schemaSQL = `
 CREATE TABLE IF NOT EXISTS compactd_fleet_replica (
 	id text PRIMARY KEY,
@@ -195,6 +204,7 @@ CREATE TABLE IF NOT EXISTS compactd_fleet_replica (
 	started timestamptz NOT NULL,
 	last_seen timestamptz NOT NULL
 );
+ALTER TABLE compactd_fleet_replica ADD COLUMN IF NOT EXISTS workers int NOT NULL DEFAULT 1;
 CREATE TABLE IF NOT EXISTS compactd_fleet_unit (
 	id bigserial PRIMARY KEY,
 	job_id bigint NOT NULL,
@@ -213,6 +223,14 @@ CREATE TABLE IF NOT EXISTS compactd_fleet_unit (
 	error text
 );
 CREATE INDEX IF NOT EXISTS compactd_fleet_unit_tbl ON compactd_fleet_unit (warehouse, tbl, started);
+CREATE TABLE IF NOT EXISTS compactd_fleet_halted (
+	warehouse text NOT NULL,
+	tbl text NOT NULL,
+	job text NOT NULL,
+	reason text NOT NULL,
+	at timestamptz NOT NULL,
+	PRIMARY KEY (warehouse, tbl)
+);
 `
 
 // ID is this replica's name.
@@ -378,7 +396,34 @@ func (w *worker) Work(ctx context.Context, job *river.Job[unitArgs]) error {
 	if !f.exec.Started() {
 		return river.JobSnooze(f.o.Coordinator.Heartbeat.D())
 	}
-	l, ok, err := f.lease(ctx, u)
+	// A unit of a table halted since it was enqueued is dropped: it would
+	// only fail as its table's other unit did.
+	var reason string
+	switch err := f.pool.QueryRow(ctx, `SELECT reason FROM compactd_fleet_halted WHERE warehouse = $1 AND tbl = $2`,
+		u.Warehouse, u.Table).Scan(&reason); {
+	case err == nil:
+		return river.JobCancel(fmt.Errorf("%s: table %s is halted (compactd resume %s): %s", u, u.Table, u.Table, reason))
+	case !errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("coordinator: read halted state of %s: %w", u.Table, err)
+	}
+	admitted, ok := f.exec.Admit(u)
+	if !ok {
+		// This replica runs as many compactions, or as much estimated
+		// memory, as it may: another replica, or this one later, takes it.
+		return river.JobSnooze(f.o.Coordinator.Heartbeat.D())
+	}
+	defer admitted()
+	limit := 0
+	if u.Buckets != nil {
+		var err error
+		if limit, err = f.exec.UnitLimit(ctx, u, f.Status().Workers); err != nil {
+			if sched.Classify(err) == sched.Permanent {
+				return river.JobCancel(err)
+			}
+			return err
+		}
+	}
+	l, ok, err := f.lease(ctx, u, limit)
 	if err != nil {
 		return err // retried by River's backoff
 	}
@@ -406,8 +451,10 @@ func (w *worker) Work(ctx context.Context, job *river.Job[unitArgs]) error {
 	watched := make(chan struct{})
 	go func() { defer close(watched); l.watch(uctx, f.o.Coordinator.Heartbeat.D(), cancel) }()
 	rec, err := f.exec.RunUnit(uctx, u, user)
+	leaseLost := false
 	if cause := context.Cause(uctx); err != nil && cause != nil && ctx.Err() == nil {
 		err = fmt.Errorf("%w (%w)", err, cause)
+		leaseLost = true
 	}
 	cancel(nil)
 	<-watched
@@ -429,11 +476,93 @@ func (w *worker) Work(ctx context.Context, job *river.Job[unitArgs]) error {
 	if lerr != nil {
 		f.log.Warn("log unit end", "unit", u.String(), "err", lerr)
 	}
-	if err != nil && sched.Classify(err) == sched.Permanent {
-		f.log.Error("unit failed permanently: not retried", "unit", u.String(), "err", err)
+	if err == nil || ctx.Err() != nil || leaseLost {
+		return err // a cancelled unit is retried, never counted towards halting
+	}
+	// As the single daemon: a permanent error halts the table at once, an
+	// error not known to be transient after retry.attempts attempts (of
+	// this unit; River retries transient ones up to its MaxAttempts).
+	switch class := sched.Classify(err); {
+	case class == sched.Permanent:
+		f.halt(ctx, u, fmt.Sprintf("%s: %v", u.Kind, err))
+		return river.JobCancel(err)
+	case class == sched.Unknown && job.Attempt >= max(f.o.Retry.Attempts, 1):
+		f.halt(ctx, u, fmt.Sprintf("%s failed %d times in a row: %v", u.Kind, job.Attempt, err))
 		return river.JobCancel(err)
 	}
 	return err
+}
+
+// halt records u's table halted for the whole fleet: the leader stops
+// enqueueing its units at its next tick, and replicas drop those queued.
+// A failure to record is logged; the unit is cancelled anyway.
+func (f *Fleet) halt(ctx context.Context, u sched.Unit, reason string) {
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	f.log.Error("table halted: it is left alone until `compactd resume`", "unit", u.String(), "reason", reason)
+	if _, err := f.pool.Exec(hctx, `INSERT INTO compactd_fleet_halted (warehouse, tbl, job, reason, at) VALUES ($1, $2, $3, $4, now())
+		ON CONFLICT (warehouse, tbl) DO NOTHING`, u.Warehouse, u.Table, string(u.Kind), reason); err != nil {
+		f.log.Error("record halted table: its units are enqueued again", "table", u.Table, "err", err)
+	}
+}
+
+// Halted lists the fleet's halted tables (sched.Coordinator).
+func (f *Fleet) Halted(ctx context.Context) ([]sched.HaltedRecord, error) {
+	return listHalted(ctx, f.pool)
+}
+
+func scanHalted(r pgx.CollectableRow) (sched.HaltedRecord, error) {
+	var h sched.HaltedRecord
+	var job string
+	err := r.Scan(&h.Warehouse, &h.Table, &job, &h.Reason, &h.Time)
+	h.Job = policy.Kind(job)
+	return h, err
+}
+
+// undefinedTable: the fleet's tables were never created.
+func undefinedTable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "42P01"
+}
+
+func listHalted(ctx context.Context, pool *pgxpool.Pool) ([]sched.HaltedRecord, error) {
+	rows, err := pool.Query(ctx, `SELECT warehouse, tbl, job, reason, at FROM compactd_fleet_halted ORDER BY warehouse, tbl`)
+	if err != nil {
+		return nil, fmt.Errorf("coordinator: read halted tables: %w", err)
+	}
+	recs, err := pgx.CollectRows(rows, scanHalted)
+	if err != nil {
+		return nil, fmt.Errorf("coordinator: read halted tables: %w", err)
+	}
+	return recs, nil
+}
+
+// Resume removes the fleet's halted records of table "db.table" (in
+// every warehouse, or only in warehouse if not empty) and returns them;
+// the leader resumes the table at its next tick. A database the fleet
+// never used has none.
+func Resume(ctx context.Context, url, tbl, warehouse string) ([]sched.HaltedRecord, error) {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("coordinator: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	rows, err := conn.Query(ctx, `DELETE FROM compactd_fleet_halted WHERE tbl = $1 AND ($2 = '' OR warehouse = $2)
+		RETURNING warehouse, tbl, job, reason, at`, tbl, warehouse)
+	if err != nil {
+		if undefinedTable(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("coordinator: resume %s: %w", tbl, err)
+	}
+	recs, err := pgx.CollectRows(rows, scanHalted)
+	if err != nil {
+		if undefinedTable(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("coordinator: resume %s: %w", tbl, err)
+	}
+	return recs, nil
 }
 
 // Timeout is unitTimeout: River's rescuer leaves alone jobs without one.

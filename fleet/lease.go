@@ -18,6 +18,7 @@ import (
 type lease struct {
 	conn *pgxpool.Conn
 	f    *Fleet
+	done bool // released: a second release does nothing
 }
 
 // lockKey is an advisory lock's key: a 64-bit hash of what it guards. Two
@@ -51,9 +52,26 @@ func keys(u sched.Unit) (shared, exclusive []int64) {
 	return []int64{tbl}, exclusive
 }
 
-// lease takes u's locks on a connection of its own, all or none; ok is
-// false when another unit holds one of them.
-func (f *Fleet) lease(ctx context.Context, u sched.Unit) (*lease, bool, error) {
+// slotKeys are the quota slots of u's table and kind when at most limit
+// of its bucket-range units may run at once: a unit holds one of them
+// (exclusive) for its run, so the count of running units is kept by
+// PostgreSQL across replicas and ends with a dead replica's connection.
+// Whole-table units hold the table's lock exclusively, so they need none.
+func slotKeys(u sched.Unit, limit int) []int64 {
+	if limit <= 0 || u.Buckets == nil {
+		return nil
+	}
+	ks := make([]int64, limit)
+	for i := range ks {
+		ks[i] = lockKey("slot", u.Warehouse, u.Table, string(u.Kind), fmt.Sprint(i))
+	}
+	return ks
+}
+
+// lease takes u's locks on a connection of its own, all or none, and with
+// limit > 0 one of the limit quota slots of its table (slotKeys); ok is
+// false when another unit holds one of its locks or every slot.
+func (f *Fleet) lease(ctx context.Context, u sched.Unit, limit int) (*lease, bool, error) {
 	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	conn, err := f.pool.Acquire(actx)
 	cancel()
@@ -67,6 +85,15 @@ func (f *Fleet) lease(ctx context.Context, u sched.Unit) (*lease, bool, error) {
 	err = conn.QueryRow(ctx, `SELECT coalesce(bool_and(pg_try_advisory_lock_shared(k)), true) FROM unnest($1::bigint[]) k`, shared).Scan(&ok)
 	if err == nil && ok {
 		err = conn.QueryRow(ctx, `SELECT coalesce(bool_and(pg_try_advisory_lock(k)), true) FROM unnest($1::bigint[]) k`, exclusive).Scan(&ok)
+	}
+	if slots := slotKeys(u, limit); err == nil && ok && len(slots) > 0 {
+		// One slot, tried in turn (a statement could take several).
+		ok = false
+		for _, k := range slots {
+			if err = conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, k).Scan(&ok); err != nil || ok {
+				break
+			}
+		}
 	}
 	if err != nil || !ok {
 		// Whatever was taken goes with the session's other locks.
@@ -86,6 +113,10 @@ func (f *Fleet) lease(ctx context.Context, u sched.Unit) (*lease, bool, error) {
 // release gives the locks up; if that fails the session is closed, which
 // releases them too.
 func (l *lease) release() {
+	if l.done {
+		return
+	}
+	l.done = true
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := l.conn.Exec(ctx, "SELECT pg_advisory_unlock_all()"); err != nil {

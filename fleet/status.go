@@ -44,7 +44,7 @@ func (f *Fleet) Status() *sched.FleetStatus {
 	f.leaderMu.Lock()
 	defer f.leaderMu.Unlock()
 	if f.status == nil {
-		return &sched.FleetStatus{Replica: f.o.ID, Error: "no heartbeat yet"}
+		return &sched.FleetStatus{Replica: f.o.ID, Error: "no heartbeat yet", Workers: max(f.o.Workers, 1)}
 	}
 	st := *f.status
 	return &st
@@ -99,26 +99,27 @@ func (f *Fleet) beat(ctx context.Context) {
 func (f *Fleet) observe(ctx context.Context) (*sched.FleetStatus, error) {
 	st := &sched.FleetStatus{Replica: f.o.ID, Replicas: []sched.ReplicaStatus{}, Running: []sched.UnitStatus{}}
 	hb := f.o.Coordinator.Heartbeat.D()
-	if _, err := f.pool.Exec(ctx, `INSERT INTO compactd_fleet_replica (id, host, started, last_seen) VALUES ($1, $2, $3, now())
-		ON CONFLICT (id) DO UPDATE SET last_seen = now()`, f.o.ID, f.host, f.start); err != nil {
+	if _, err := f.pool.Exec(ctx, `INSERT INTO compactd_fleet_replica (id, host, started, last_seen, workers) VALUES ($1, $2, $3, now(), $4)
+		ON CONFLICT (id) DO UPDATE SET last_seen = now(), workers = $4`, f.o.ID, f.host, f.start, max(f.o.Workers, 1)); err != nil {
 		return nil, fmt.Errorf("coordinator: heartbeat: %w", err)
 	}
 	if err := f.pool.QueryRow(ctx, `SELECT coalesce((SELECT leader_id FROM river_leader WHERE expires_at > now() LIMIT 1), ''), now()`).
 		Scan(&st.Leader, &st.Observed); err != nil {
 		return nil, fmt.Errorf("coordinator: read leader: %w", err)
 	}
-	rows, err := f.pool.Query(ctx, `SELECT id, host, started, last_seen FROM compactd_fleet_replica
+	rows, err := f.pool.Query(ctx, `SELECT id, host, started, last_seen, workers FROM compactd_fleet_replica
 		WHERE last_seen > now() - $1::interval ORDER BY id`, fmt.Sprintf("%d milliseconds", 3*hb.Milliseconds()))
 	if err != nil {
 		return nil, fmt.Errorf("coordinator: list replicas: %w", err)
 	}
 	for rows.Next() {
 		var r sched.ReplicaStatus
-		if err := rows.Scan(&r.ID, &r.Host, &r.Started, &r.LastSeen); err != nil {
+		if err := rows.Scan(&r.ID, &r.Host, &r.Started, &r.LastSeen, &r.Workers); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("coordinator: list replicas: %w", err)
 		}
 		st.Replicas = append(st.Replicas, r)
+		st.Workers += r.Workers
 	}
 	rows.Close()
 	var oldest *float64

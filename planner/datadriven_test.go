@@ -26,6 +26,7 @@ import (
 //	plan [now=<unix s>]         input lines: in-flight jobs "<partition>/<bucket> [file...]"
 //	apply                       applies the last plan and prints the view
 //	backlog [now=<unix s>]
+//	idle idle=<duration> [now=<unix s>]   IdlePartitions (partition_idle_time)
 //
 // Times are UTC; off-peak hours are taken from `now` in UTC.
 func TestDataDriven(t *testing.T) {
@@ -165,6 +166,25 @@ func (h *ddHarness) run(t *testing.T, d *datadriven.TestData) string {
 		h.view = v
 		h.last = nil
 		return formatView(h.view, h.opts)
+	case "idle":
+		var idle time.Duration
+		for _, a := range d.CmdArgs {
+			if a.Key == "idle" {
+				var err error
+				if idle, err = time.ParseDuration(a.Vals[0]); err != nil {
+					d.Fatalf(t, "idle: %v", err)
+				}
+			}
+		}
+		ps := IdlePartitions(h.view, idle, ddNow(d))
+		if len(ps) == 0 {
+			return "none\n"
+		}
+		var b strings.Builder
+		for _, p := range ps {
+			fmt.Fprintf(&b, "%q\n", p)
+		}
+		return b.String()
 	case "backlog":
 		s := Backlog(h.view, h.opts, ddNow(d))
 		return fmt.Sprintf("runs-over-trigger=%d jobs=%d rewrite-bytes=%d rewrite-files=%d upgrades=%d rounds=%d converged=%v\n",

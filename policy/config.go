@@ -27,6 +27,19 @@ type Config struct {
 	Workers int `yaml:"workers"`
 	// BucketParallelism bounds the buckets one compaction job merges at once.
 	BucketParallelism int `yaml:"bucket-parallelism"`
+	// BucketsPerRun, if positive, splits the single daemon's compaction of
+	// a fixed-bucket table with more buckets into runs of that many
+	// buckets, each on a worker of its own (at most the table's
+	// compact.max-share of them); 0 compacts a table in one run. A fleet
+	// splits by Coordinator.BucketsPerUnit instead.
+	BucketsPerRun int `yaml:"buckets-per-run"`
+	// MaxCompactions bounds the compactions (jobs, or a fleet's units)
+	// this daemon runs at once, under Workers, so that compactions cannot
+	// hold every worker from expiration and cleanup; 0 means Workers.
+	MaxCompactions int `yaml:"max-compactions"`
+	// MemoryBudget bounds the estimated memory of the compactions this
+	// daemon runs at once (sched's compactionMemory); 0 means no bound.
+	MemoryBudget Size `yaml:"memory-budget"`
 	// PolicyFile is the policy store (per-table overrides).
 	PolicyFile string `yaml:"policy-file"`
 	// StateDir keeps daemon state that survives restarts (halted tables).
@@ -161,6 +174,24 @@ func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(),
 // D returns the time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
 
+// Size is a byte count written as "512mb", "4 gb" (Paimon's memory sizes)
+// or a plain number in YAML.
+type Size int64
+
+// UnmarshalYAML parses a memory size.
+func (z *Size) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	v, err := parseSize(s)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	*z = Size(v)
+	return nil
+}
+
 // DefaultListen is the HTTP address used when neither the config nor
 // --listen gives one: loopback only.
 const DefaultListen = "127.0.0.1:9464"
@@ -271,6 +302,15 @@ func (c *Config) Validate() error {
 	var errs []error
 	if len(c.Warehouses) == 0 {
 		errs = append(errs, errors.New("no warehouses configured"))
+	}
+	if c.BucketsPerRun < 0 {
+		errs = append(errs, fmt.Errorf("buckets-per-run=%d is negative", c.BucketsPerRun))
+	}
+	if c.MaxCompactions < 0 {
+		errs = append(errs, fmt.Errorf("max-compactions=%d is negative", c.MaxCompactions))
+	}
+	if c.MemoryBudget < 0 {
+		errs = append(errs, fmt.Errorf("memory-budget=%d is negative", c.MemoryBudget))
 	}
 	if n := c.Coordinator.BucketsPerUnit; n > MaxBucketsPerUnit {
 		errs = append(errs, fmt.Errorf("coordinator.buckets-per-unit=%d is over %d", n, MaxBucketsPerUnit))

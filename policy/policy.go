@@ -56,6 +56,7 @@ const (
 	kDuration
 	kInt
 	kSize
+	kShare
 )
 
 type keyDef struct {
@@ -71,12 +72,17 @@ var builtin = map[string]keyDef{
 	"compact.max-buckets": {kInt, "0", "most buckets compacted per run (0: no limit)"},
 	"compact.max-bytes":   {kSize, "0", "most input bytes compacted per run (0: no limit)"},
 	"compact.time-budget": {kDuration, "0s", "stop starting buckets after this long (0: no limit)"},
+	"compact.max-share": {kShare, "1", "most of the workers (the daemon's, or the live replicas' in a fleet) the table's " +
+		"bucket-range compactions hold at once, as a fraction in (0,1]; at least one"},
 
 	"full-compaction.enabled":     {kBool, "false", "periodic full compaction"},
 	"full-compaction.schedule":    {kSchedule, "@daily", ""},
 	"full-compaction.max-buckets": {kInt, "0", ""},
 	"full-compaction.max-bytes":   {kSize, "0", ""},
 	"full-compaction.time-budget": {kDuration, "0s", ""},
+	"full-compaction.max-share":   {kShare, "1", ""},
+	"full-compaction.partition-idle-time": {kDuration, "0s", "only partitions without new files for this long " +
+		"(Paimon's partition_idle_time; 0: every partition)"},
 
 	"expire.enabled":     {kBool, "true", "snapshot expiration per snapshot.* retention"},
 	"expire.schedule":    {kSchedule, "@every 10m", ""},
@@ -227,6 +233,23 @@ type Job struct {
 	MaxBytes   int64
 	TimeBudget time.Duration
 	OlderThan  time.Duration // orphan only
+	// MaxShare is the fraction of the workers the table's bucket-range
+	// runs of this kind may hold at once (compaction kinds; 0 elsewhere).
+	MaxShare float64
+	// PartitionIdleTime restricts a full compaction to the partitions
+	// idle that long (full-compaction only; 0: every partition).
+	PartitionIdleTime time.Duration
+}
+
+// MaxUnits is how many of workers the table's bucket-range runs may hold
+// at once under MaxShare: the share rounded down, but at least one (a
+// table must be able to make progress), and all of them for a kind
+// without a share.
+func (j Job) MaxUnits(workers int) int {
+	if j.MaxShare <= 0 || j.MaxShare >= 1 {
+		return max(workers, 1)
+	}
+	return max(int(j.MaxShare*float64(workers)), 1)
 }
 
 var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
@@ -270,6 +293,16 @@ func (e *Effective) Job(k Kind) (Job, error) {
 		errs = append(errs, keyErr(string(k)+".time-budget", v, err))
 		j.TimeBudget = d
 	}
+	if v, ok := get("max-share"); ok {
+		f, err := parseShare(v)
+		errs = append(errs, keyErr(string(k)+".max-share", v, err))
+		j.MaxShare = f
+	}
+	if v, ok := get("partition-idle-time"); ok {
+		d, err := parseDuration(v)
+		errs = append(errs, keyErr(string(k)+".partition-idle-time", v, err))
+		j.PartitionIdleTime = d
+	}
 	if v, ok := get("older-than"); ok {
 		d, err := parseDuration(v)
 		errs = append(errs, keyErr(string(k)+".older-than", v, err))
@@ -290,6 +323,15 @@ func parseSize(v string) (int64, error) {
 		return 0, nil
 	}
 	return table.ParseMemorySize(v)
+}
+
+// parseShare reads a fraction in (0,1].
+func parseShare(v string) (float64, error) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || !(f > 0 && f <= 1) {
+		return 0, fmt.Errorf("want a fraction in (0,1], such as 0.25")
+	}
+	return f, nil
 }
 
 // parseDuration accepts Go durations ("90s", "1h30m") and Paimon's ("1 h").
@@ -325,6 +367,9 @@ func parseValue(k keyKind, v string) (string, error) {
 		return v, err
 	case kSize:
 		_, err := parseSize(v)
+		return v, err
+	case kShare:
+		_, err := parseShare(v)
 		return v, err
 	}
 	return v, nil

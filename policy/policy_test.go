@@ -226,3 +226,51 @@ func TestWriteCompactionSkipCountsAsWriteOnly(t *testing.T) {
 		t.Fatalf("compact.enabled = %s from %s, want true from default", v.Value, v.Source)
 	}
 }
+
+// compact.max-share is a fraction in (0,1] of the workers, from any layer;
+// MaxUnits rounds it down to whole workers but never below one.
+func TestMaxShareLimitsATablesUnitsToAShareOfTheWorkers(t *testing.T) {
+	t.Parallel()
+	e := Resolve("db.t", map[string]string{"compactd.compact.max-share": "0.25"}, nil, nil)
+	j, err := e.Job(Compact)
+	if err != nil || j.MaxShare != 0.25 {
+		t.Fatalf("max-share from the table: %v, %v", j.MaxShare, err)
+	}
+	for workers, want := range map[int]int{1: 1, 3: 1, 8: 2, 10: 2, 12: 3} {
+		if got := j.MaxUnits(workers); got != want {
+			t.Errorf("0.25 of %d workers: %d units, want %d", workers, got, want)
+		}
+	}
+	def, err := Resolve("db.t", nil, nil, nil).Job(FullCompaction)
+	if err != nil || def.MaxUnits(6) != 6 {
+		t.Fatalf("default share: %d of 6 (%v)", def.MaxUnits(6), err)
+	}
+	for _, bad := range []string{"0", "1.5", "-0.1", "half"} {
+		if err := ValidateValues(map[string]string{"compact.max-share": bad}, nil); err == nil {
+			t.Errorf("compact.max-share=%q accepted", bad)
+		}
+		if _, err := Resolve("db.t", nil, nil, map[string]string{"compact.max-share": bad}).Job(Compact); err == nil {
+			t.Errorf("a job with compact.max-share=%q resolved", bad)
+		}
+	}
+}
+
+// max-compactions and memory-budget are read from YAML (sizes in Paimon's
+// units) and a negative cap is refused.
+func TestConfigReadsTheReplicaCaps(t *testing.T) {
+	t.Parallel()
+	c, err := ParseConfig([]byte("warehouses: [{path: /wh}]\nmax-compactions: 3\nmemory-budget: 2 gb\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxCompactions != 3 || c.MemoryBudget != 2<<30 {
+		t.Fatalf("caps: %d compactions, %d bytes", c.MaxCompactions, c.MemoryBudget)
+	}
+	if _, err := ParseConfig([]byte("warehouses: [{path: /wh}]\nmemory-budget: lots\n")); err == nil {
+		t.Fatal("memory-budget: lots accepted")
+	}
+	c.MaxCompactions = -1
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "max-compactions") {
+		t.Fatalf("negative max-compactions: %v", err)
+	}
+}

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/sourcegraph/conc/pool"
 
 	"github.com/compactd/compactd/compact"
 	"github.com/compactd/compactd/policy"
@@ -30,6 +33,10 @@ type Coordinator interface {
 	// those still running after grace. Run calls it on shutdown before it
 	// closes the warehouses' catalogs the units use.
 	Drain(grace time.Duration) error
+	// Halted lists the fleet's halted tables: a replica halts a table
+	// after a unit's permanent error, `compactd resume` removes it. The
+	// leader syncs them as the single daemon syncs its state directory.
+	Halted(ctx context.Context) ([]HaltedRecord, error)
 }
 
 // Unit is one job of a fleet: a whole-table job, or the compaction of a
@@ -58,7 +65,10 @@ type FleetStatus struct {
 	Replicas []ReplicaStatus `json:"replicas"`
 	// QueueDepth counts units waiting (available, scheduled or retryable);
 	// OldestDueSeconds is how long the oldest one that is due has waited.
-	QueueDepth       int          `json:"queueDepth"`
+	QueueDepth int `json:"queueDepth"`
+	// Workers sums the live replicas' workers: what a table's
+	// compact.max-share is a share of.
+	Workers          int          `json:"workers"`
 	OldestDueSeconds float64      `json:"oldestDueSeconds"`
 	Running          []UnitStatus `json:"running"`
 	Observed         time.Time    `json:"observed"`
@@ -73,6 +83,7 @@ type ReplicaStatus struct {
 	Host     string    `json:"host"`
 	Started  time.Time `json:"started"`
 	LastSeen time.Time `json:"lastSeen"`
+	Workers  int       `json:"workers"`
 }
 
 // UnitStatus is a running unit.
@@ -108,7 +119,11 @@ func unitsOf(w string, t string, k policy.Kind, eff *policy.Effective, perUnit i
 
 // tickFleet is the loop's pass in a fleet: the leader discovers and
 // enqueues what is due, in the single daemon's order; the others only
-// keep the policy store fresh.
+// keep the policy store fresh. A due compaction of a table split into
+// bucket units is first observed over the whole table by the leader
+// (observeSplit): that sets its backlog, gauges and place in the order
+// (no unit sees the whole table), and a table with nothing to compact
+// gets no units.
 func (s *Scheduler) tickFleet(ctx context.Context, now time.Time) {
 	c := s.opts.Coordinator
 	if !c.Leader() {
@@ -122,17 +137,31 @@ func (s *Scheduler) tickFleet(ctx context.Context, now time.Time) {
 	}
 	perUnit := s.cfg.Coordinator.BucketsPerUnit
 	cands := s.dueCandidates(now, false)
+	var split []splitCandidate
+	for _, cd := range cands {
+		if cd.k == policy.Compact && len(unitsOf(cd.t.wh.path, cd.t.name, cd.k, cd.t.eff, perUnit)) > 1 {
+			split = append(split, splitCandidate{cd.t, cd.t.eff})
+		}
+	}
+	s.mu.Unlock()
+	idle := s.observeSplit(ctx, split)
+	s.mu.Lock()
+	if len(split) > 0 {
+		orderCandidates(cands, now) // with the backlogs just observed
+	}
 	var units []Unit
 	for _, cd := range cands {
+		if cd.k == policy.Compact && idle[cd.t] {
+			continue
+		}
 		units = append(units, unitsOf(cd.t.wh.path, cd.t.name, cd.k, cd.t.eff, perUnit)...)
 	}
 	s.mu.Unlock()
-	if len(units) == 0 {
-		return
-	}
-	if err := c.Enqueue(ctx, units); err != nil {
-		s.log.Error("enqueue due units: retrying at the next tick", "units", len(units), "err", err)
-		return
+	if len(units) > 0 {
+		if err := c.Enqueue(ctx, units); err != nil {
+			s.log.Error("enqueue due units: retrying at the next tick", "units", len(units), "err", err)
+			return
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -144,6 +173,41 @@ func (s *Scheduler) tickFleet(ctx context.Context, now time.Time) {
 		}
 	}
 }
+
+// splitCandidate is a due compaction of a table split into bucket units,
+// with the policy it was found due under.
+type splitCandidate struct {
+	t   *tableState
+	eff *policy.Effective
+}
+
+// observeSplit observes the tables of cands (a few at once) and returns
+// those with nothing to compact. A table that cannot be observed is
+// enqueued anyway: its units report the error.
+func (s *Scheduler) observeSplit(ctx context.Context, cands []splitCandidate) map[*tableState]bool {
+	nothing := map[*tableState]bool{}
+	var mu sync.Mutex
+	p := pool.New().WithMaxGoroutines(observeParallelism)
+	for _, cd := range cands {
+		p.Go(func() {
+			work, err := s.observeWhole(ctx, cd.t, cd.eff)
+			if err != nil {
+				s.log.Warn("observe a split table before enqueueing its units", "table", cd.t.name, "err", err)
+				return
+			}
+			if !work {
+				mu.Lock()
+				nothing[cd.t] = true
+				mu.Unlock()
+			}
+		})
+	}
+	p.Wait()
+	return nothing
+}
+
+// observeParallelism bounds the tables the leader observes at once.
+const observeParallelism = 4
 
 // Started says whether Run opened the warehouses: a coordinator runs no
 // unit before.

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,6 +20,8 @@ type fakeCoordinator struct {
 	leader  atomic.Bool
 	mu      sync.Mutex
 	units   []sched.Unit
+	halted  []sched.HaltedRecord
+	status  *sched.FleetStatus
 	drained atomic.Bool
 }
 
@@ -29,8 +32,21 @@ func (c *fakeCoordinator) Enqueue(_ context.Context, us []sched.Unit) error {
 	c.units = append(c.units, us...)
 	return nil
 }
-func (c *fakeCoordinator) Status() *sched.FleetStatus { return &sched.FleetStatus{Replica: "fake"} }
-func (c *fakeCoordinator) Drain(time.Duration) error  { c.drained.Store(true); return nil }
+func (c *fakeCoordinator) Status() *sched.FleetStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.status != nil {
+		st := *c.status
+		return &st
+	}
+	return &sched.FleetStatus{Replica: "fake"}
+}
+func (c *fakeCoordinator) Drain(time.Duration) error { c.drained.Store(true); return nil }
+func (c *fakeCoordinator) Halted(context.Context) ([]sched.HaltedRecord, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.halted), nil
+}
 func (c *fakeCoordinator) enqueued() []sched.Unit {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -103,5 +119,93 @@ func TestFleetModeEnqueuesOnTheLeaderAndRunsUnitsOnRequest(t *testing.T) {
 	}
 	if !c.drained.Load() {
 		t.Fatal("shutdown did not drain the coordinator")
+	}
+}
+
+// The leader syncs the fleet's halted tables as the single daemon syncs
+// its state directory: a table another replica halted gets no more units
+// (and /status shows it halted), a resumed one gets them again.
+func TestTheFleetLeaderEnqueuesNothingForAHaltedTable(t *testing.T) {
+	t.Parallel()
+	wh := t.TempDir()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []string{"bad", "good"} {
+		m := newModel(t, createTable(t, wh, n, nil))
+		for range 3 {
+			m.commit(t, rng, 10)
+		}
+	}
+	cfg := config(t, wh, compactOnly(nil))
+	c := &fakeCoordinator{}
+	c.halted = []sched.HaltedRecord{{Warehouse: wh, Table: "db.bad", Job: "compact", Reason: "compact: unsupported", Time: time.Now()}}
+	c.leader.Store(true)
+	s, _ := start(t, cfg, sched.Options{Coordinator: c})
+	count := func(tbl string) int {
+		n := 0
+		for _, u := range c.enqueued() {
+			if u.Table == tbl {
+				n++
+			}
+		}
+		return n
+	}
+	waitFor(t, "db.good enqueued twice", 10*time.Second, func() bool { return count("db.good") >= 2 })
+	if n := count("db.bad"); n != 0 {
+		t.Fatalf("the halted table got %d units", n)
+	}
+	if ts, _ := tableStatus(s, "db.bad"); !strings.Contains(ts.Halted, "unsupported") {
+		t.Fatalf("db.bad in /status: halted %q", ts.Halted)
+	}
+	c.mu.Lock()
+	c.halted = nil
+	c.mu.Unlock()
+	waitFor(t, "db.bad enqueued after resume", 10*time.Second, func() bool { return count("db.bad") > 0 })
+}
+
+// The leader observes a split table over all its buckets before it
+// enqueues the table's units: its backlog (in /status and the gauges)
+// covers every bucket though no unit sees more than its range, and a
+// split table with nothing to compact gets no units at all.
+func TestTheFleetLeaderObservesSplitTablesAndSkipsThoseWithNothingToDo(t *testing.T) {
+	t.Parallel()
+	wh := t.TempDir()
+	rng := rand.New(rand.NewPCG(5, 6))
+	big := newModel(t, createTable(t, wh, "big", map[string]string{"bucket": "16"}))
+	for range 7 {
+		big.commit(t, rng, 200)
+	}
+	calm := newModel(t, createTable(t, wh, "calm", map[string]string{"bucket": "16"}))
+	calm.commit(t, rng, 200) // one sorted run per bucket: under the trigger
+	c := &fakeCoordinator{}
+	c.leader.Store(true)
+	s, _ := start(t, config(t, wh, compactOnly(nil)), sched.Options{Coordinator: c})
+	waitFor(t, "db.big's units enqueued twice", 10*time.Second, func() bool {
+		n := 0
+		for _, u := range c.enqueued() {
+			if u.Table == "db.big" {
+				n++
+			}
+		}
+		return n >= 8
+	})
+	for _, u := range c.enqueued() {
+		if u.Table == "db.calm" {
+			t.Fatalf("a split table with nothing to compact got unit %v", u)
+		}
+	}
+	for _, n := range []string{"db.big", "db.calm"} {
+		ts, _ := tableStatus(s, n)
+		if ts.Backlog.Buckets != 16 || ts.Backlog.Observed.IsZero() {
+			t.Errorf("%s: backlog %+v, want all 16 buckets observed", n, ts.Backlog)
+		}
+	}
+	if ts, _ := tableStatus(s, "db.big"); ts.Backlog.RunsOverTrigger == 0 {
+		t.Errorf("db.big's backlog shows no runs over the trigger: %+v", ts.Backlog)
+	}
+	metrics := get(t, s.Handler(), "/metrics")
+	for _, n := range []string{"db.big", "db.calm"} {
+		if !strings.Contains(metrics, `compactd_table_sorted_runs_max{table="`+n+`"`) {
+			t.Errorf("no backlog gauge for %s", n)
+		}
 	}
 }

@@ -81,7 +81,8 @@ func (s *Scheduler) execute(ctx context.Context, t *tableState, k policy.Kind, j
 			return permanent(err)
 		}
 		o := compact.Options{Full: k == policy.FullCompaction, Overrides: overrides, Parallelism: par,
-			MaxBuckets: j.MaxBuckets, MaxBytes: j.MaxBytes, TimeBudget: j.TimeBudget, Buckets: buckets, CommitUser: commitUser}
+			MaxBuckets: j.MaxBuckets, MaxBytes: j.MaxBytes, TimeBudget: j.TimeBudget, Buckets: buckets, CommitUser: commitUser,
+			PartitionIdleTime: j.PartitionIdleTime}
 		if _, err := compact.PlannerOptions(tb, o); err != nil {
 			return permanent(err)
 		}
@@ -263,15 +264,26 @@ func (s *Scheduler) setBacklog(t *tableState, b Backlog) {
 	}
 }
 
-// finish records a job's outcome and decides when the kind runs next.
+// finish gives a job's worker back, records its outcome and decides when
+// the kind runs next.
 func (s *Scheduler) finish(ctx context.Context, t *tableState, k policy.Kind, j policy.Job, rec JobRecord, err error, log *slog.Logger) {
-	end := s.opts.Now()
-	rec.Seconds = end.Sub(rec.Start).Seconds()
-	lv := []string{t.wh.path, t.name, string(k)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.busy--
 	s.m.busy.Set(float64(s.busy))
+	if isCompaction(k) {
+		s.unreserve(t.reserved)
+		t.reserved = 0
+	}
+	s.settle(ctx, t, k, j, rec, err, log)
+}
+
+// settle records the outcome of a job of kind k on t (a whole split
+// round's, for ranges) and decides when the kind runs next. s.mu is held.
+func (s *Scheduler) settle(ctx context.Context, t *tableState, k policy.Kind, j policy.Job, rec JobRecord, err error, log *slog.Logger) {
+	end := s.opts.Now()
+	rec.Seconds = end.Sub(rec.Start).Seconds()
+	lv := []string{t.wh.path, t.name, string(k)}
 	t.running = ""
 	retry := s.cfg.Retry
 	switch {
@@ -359,19 +371,33 @@ func (s *Scheduler) halt(t *tableState, k policy.Kind, reason string, at time.Ti
 	}
 }
 
-// syncHalted applies the state directory: a record written by an earlier
-// run halts its table; a record `compactd resume` removed resumes it.
-func (s *Scheduler) syncHalted() {
-	// Listed under the lock: halt writes its record under it too, so a
-	// record is never missed between listing and applying.
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	dir := s.cfg.StatePath()
-	recs, err := ListHalted(dir)
-	if err != nil {
-		s.log.Warn("read halted tables", "dir", dir, "err", err)
-		return
+// syncHalted applies the state directory (a fleet's: the coordinator's
+// halted tables): a record written by an earlier run (by any replica)
+// halts its table; a record `compactd resume` removed resumes it.
+func (s *Scheduler) syncHalted(ctx context.Context) {
+	var recs []HaltedRecord
+	if c := s.opts.Coordinator; c != nil {
+		// A fleet's units halt tables on the replica that ran them, not
+		// under this lock: a record listed late is applied next tick.
+		var err error
+		if recs, err = c.Halted(ctx); err != nil {
+			s.log.Warn("read the fleet's halted tables", "err", err)
+			return
+		}
+		s.mu.Lock()
+	} else {
+		// Listed under the lock: halt writes its record under it too, so
+		// a record is never missed between listing and applying.
+		s.mu.Lock()
+		dir := s.cfg.StatePath()
+		var err error
+		if recs, err = ListHalted(dir); err != nil {
+			s.mu.Unlock()
+			s.log.Warn("read halted tables", "dir", dir, "err", err)
+			return
+		}
 	}
+	defer s.mu.Unlock()
 	byKey := map[string]HaltedRecord{}
 	for _, r := range recs {
 		byKey[r.Warehouse+"|"+r.Table] = r

@@ -23,6 +23,8 @@ type metrics struct {
 	jobs, failures             *prometheus.CounterVec
 	rows, bytes, filesDeleted  *prometheus.CounterVec
 	queue, busy, workers, tabs prometheus.Gauge
+	// This daemon's compactions and their estimated memory (admit.go).
+	compactions, memory prometheus.Gauge
 
 	// The backlog against the writers' stall point.
 	stopTrigger, stopRatio *prometheus.GaugeVec
@@ -80,6 +82,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		busy:         gauge("workers_busy", "Workers running a job."),
 		workers:      gauge("workers", "Worker pool size."),
 		tabs:         gauge("tables", "Tables watched."),
+		compactions:  gauge("compactions_running", "Compactions (jobs or fleet units) this daemon runs, at most max-compactions."),
+		memory: gauge("compaction_memory_reserved_bytes",
+			"Estimated memory of the compactions this daemon runs, admitted under memory-budget."),
 
 		stopTrigger: g("table_sorted_runs_stop_trigger", "num-sorted-run.stop-trigger of the table: the sorted runs of one bucket at which Java's writers stall.", tableLabels...),
 		stopRatio: g("table_sorted_runs_stop_trigger_ratio",

@@ -18,6 +18,7 @@ import (
 	"github.com/sourcegraph/conc"
 
 	"github.com/compactd/compactd/catalog"
+	"github.com/compactd/compactd/compact"
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/policy"
 	"github.com/compactd/compactd/table"
@@ -68,16 +69,20 @@ type Scheduler struct {
 	m       *metrics
 	started time.Time
 
-	mu           sync.Mutex
-	cfg          *policy.Config
-	store        *policy.Store
-	storeMod     time.Time
-	storeLoaded  bool
-	storeErr     string
-	warehouses   map[string]*warehouse // by resolved path
-	tables       map[string]*tableState
-	busy         int
-	queue        int
+	mu          sync.Mutex
+	cfg         *policy.Config
+	store       *policy.Store
+	storeMod    time.Time
+	storeLoaded bool
+	storeErr    string
+	warehouses  map[string]*warehouse // by resolved path
+	tables      map[string]*tableState
+	busy        int
+	queue       int
+	// compactions and memory are the running compactions and their
+	// estimated memory (admit.go).
+	compactions  int
+	memory       int64
 	recent       []JobRecord
 	lastDiscover time.Time
 	reload       bool
@@ -118,10 +123,19 @@ func (s *Scheduler) warnSkipped(w *warehouse, dirs []table.SkippedDir) {
 }
 
 type tableState struct {
-	key      string
-	wh       *warehouse
-	name     string // db.table
-	running  policy.Kind
+	key     string
+	wh      *warehouse
+	name    string // db.table
+	running policy.Kind
+	// reserved is the running compaction's memory estimate (admit.go).
+	reserved int64
+	// A compaction split into bucket-range runs (buckets-per-run, runs.go):
+	// the ranges not started yet, the runs running, the round's record
+	// and its first error.
+	ranges   []*compact.BucketRange
+	runs     int
+	roundRec JobRecord
+	roundErr error
 	halted   string
 	haltedAt time.Time
 	// haltUnrecorded: the halted record could not be written.
@@ -632,7 +646,7 @@ func (s *Scheduler) refreshTables(ctx context.Context, now time.Time) {
 	if discover {
 		s.discover(ctx)
 	}
-	s.syncHalted()
+	s.syncHalted(ctx)
 }
 
 // tick is one pass of the scheduling loop.
@@ -650,15 +664,45 @@ func (s *Scheduler) tick(ctx, jobCtx context.Context, wg *conc.WaitGroup) {
 	if s.stopping {
 		return
 	}
-	cands := s.dueCandidates(now, true)
+	cands := s.dueCandidates(now, false)
 	queued := 0
 	for _, c := range cands {
-		if c.t.running != "" {
-			continue // another kind of the same table was just dispatched
+		switch {
+		case c.t.running == "":
+		case c.t.running == c.k && len(c.t.ranges) > 0:
+			// A split compaction with ranges to start: in the table's
+			// place in the order, as far as its share allows.
+			queued += s.startRanges(jobCtx, wg, c.t, c.k)
+			continue
+		default:
+			continue // another kind of the table runs, or was just dispatched
+		}
+		if isCompaction(c.k) && s.cfg.BucketsPerRun > 0 {
+			if us := unitsOf(c.t.wh.path, c.t.name, c.k, c.t.eff, s.cfg.BucketsPerRun); len(us) > 1 {
+				t := c.t
+				t.running, t.runs, t.roundErr = c.k, 0, nil
+				t.ranges = t.ranges[:0]
+				for _, u := range us {
+					t.ranges = append(t.ranges, u.Buckets)
+				}
+				t.roundRec = JobRecord{Warehouse: t.wh.path, Table: t.name, Kind: c.k, Start: now,
+					Note: fmt.Sprintf("%d bucket-range runs of %d buckets", len(us), s.cfg.BucketsPerRun)}
+				queued += s.startRanges(jobCtx, wg, t, c.k)
+				continue
+			}
 		}
 		if s.busy >= s.cfg.Workers {
 			queued++
 			continue
+		}
+		if isCompaction(c.k) {
+			est := s.jobMemory(c.t, c.k, 0)
+			if !s.fits(est) {
+				queued++ // other kinds may still take the worker
+				continue
+			}
+			s.reserve(est)
+			c.t.reserved = est
 		}
 		s.busy++
 		c.t.running = c.k

@@ -264,6 +264,50 @@ code, .mono { font-family: ui-monospace, "SFMono-Regular", "Liberation Mono", Me
 {{else}}<div class="banner ok" id="readiness"><strong>ready</strong>: every warehouse locked and discovered</div>{{end}}
 {{if .Status.PolicyError}}<div class="banner warn"><strong>policy store unreadable</strong> (previous policies kept): <span class="err">{{.Status.PolicyError}}</span></div>{{end}}
 
+{{with .Status.Fleet}}
+<h2>Fleet</h2>
+<div class="summary" id="fleet" data-replica="{{.Replica}}" data-leader="{{.Leader}}">
+  <span>this replica <code>{{.Replica}}</code>{{if and .Leader (eq .Leader .Replica)}} <span class="badge running">leader</span>{{end}}</span>
+  <span>leader {{if .Leader}}<code>{{.Leader}}</code>{{else}}<span class="over">none elected</span>{{end}}</span>
+  <span>{{plural (len .Replicas) "live replica" "live replicas"}}, {{plural .Workers "worker" "workers"}}</span>
+  <span id="queue">queue: {{plural .QueueDepth "unit" "units"}} waiting{{if .QueueDepth}}, the oldest due for {{secs .OldestDueSeconds}}{{end}}</span>
+  <span>{{plural (len .Running) "unit" "units"}} running</span>
+  {{if not .Observed.IsZero}}<span class="muted">seen {{rel .Observed $now}}</span>{{end}}
+</div>
+{{if .Error}}<div class="banner bad" id="fleet-error"><strong>coordinator unreachable</strong> (this replica takes no work): <span class="err">{{.Error}}</span></div>{{end}}
+<table id="replicas">
+<tr><th>Replica</th><th>Host</th><th class="num">Workers</th><th>Started</th><th>Last seen</th></tr>
+{{- $fleet := .}}
+{{range .Replicas}}
+<tr data-replica="{{.ID}}">
+  <td class="mono wrap"><strong>{{.ID}}</strong>{{if eq .ID $fleet.Leader}} <span class="badge running">leader</span>{{end}}{{if eq .ID $fleet.Replica}} <span class="muted">(this one)</span>{{end}}</td>
+  <td class="mono wrap">{{.Host}}</td>
+  <td class="num">{{.Workers}}</td>
+  <td title="{{iso .Started}}">{{rel .Started $now}}</td>
+  <td title="{{iso .LastSeen}}">{{rel .LastSeen $now}}</td>
+</tr>
+{{else}}
+<tr><td colspan="5" class="muted">no replica reported</td></tr>
+{{end}}
+</table>
+<h2>Running units</h2>
+<table id="units">
+<tr><th>Table</th><th>Job</th><th>Buckets</th><th>Replica</th><th>Running for</th><th class="num">Attempt</th></tr>
+{{range .Running}}
+<tr data-unit="{{.Unit.String}}">
+  <td class="mono nw">{{.Table}}</td>
+  <td>{{.Kind}}</td>
+  <td class="mono">{{with .Buckets}}{{.String}}{{else}}<span class="muted">whole table</span>{{end}}</td>
+  <td class="mono wrap">{{.Replica}}</td>
+  <td title="{{iso .Since}}">{{since .Since $now}}</td>
+  <td class="num">{{.Attempt}}</td>
+</tr>
+{{else}}
+<tr><td colspan="6" class="muted">no unit running</td></tr>
+{{end}}
+</table>
+{{end}}
+
 <h2>Warehouses</h2>
 <table id="warehouses">
 <tr><th>Path</th><th>Catalog</th><th>Lock</th><th>Lease ends</th><th>Renewal deadline</th><th>Discovery</th></tr>

@@ -229,3 +229,72 @@ func TestTheStatusPageInHeadlessChromium(t *testing.T) {
 	}
 	t.Logf("screenshot in %s: %s (%d bytes)", time.Since(started).Round(time.Millisecond), png, len(data))
 }
+
+// The fleet on the /status page (issue 20) as a browser shows it: this
+// replica and the leader, the live replicas with their workers, the queue
+// and the running units with their bucket ranges, from the coordinator's
+// last heartbeat; replica hosts come from other machines, so hostile text
+// there stays text. A coordinator that cannot be reached shows a banner.
+func TestTheFleetOnTheStatusPageInHeadlessChromium(t *testing.T) {
+	bin := chromium(t)
+	wh := t.TempDir()
+	createTable(t, wh, "big", map[string]string{"bucket": "16"})
+	now := time.Now()
+	c := &fakeCoordinator{status: &sched.FleetStatus{Replica: "replica-b", Leader: "replica-a", Workers: 6,
+		QueueDepth: 3, OldestDueSeconds: 95, Observed: now,
+		Replicas: []sched.ReplicaStatus{
+			{ID: "replica-a", Host: "host-a", Workers: 4, Started: now.Add(-10 * time.Minute), LastSeen: now.Add(-time.Second)},
+			{ID: "replica-b", Host: hostile, Workers: 2, Started: now.Add(-5 * time.Minute), LastSeen: now},
+		},
+		Running: []sched.UnitStatus{
+			{Unit: sched.Unit{Warehouse: wh, Table: "db.big", Kind: policy.Compact, Buckets: &compact.BucketRange{From: 4, To: 8}},
+				Replica: "replica-a", Since: now.Add(-42 * time.Second), Attempt: 2},
+			{Unit: sched.Unit{Warehouse: wh, Table: "db.small", Kind: policy.Expire}, Replica: "replica-b", Since: now.Add(-3 * time.Second), Attempt: 1},
+		}}}
+	s, _ := start(t, config(t, wh, compactOnly(nil)), sched.Options{Coordinator: c})
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	url := srv.URL + "/status"
+	dom := string(runChromium(t, bin, "--dump-dom", url))
+	for _, want := range []string{
+		`id="fleet" data-replica="replica-b" data-leader="replica-a"`,
+		`leader <code>replica-a</code>`,
+		`2 live replicas, 6 workers`,
+		`3 units waiting`,
+		`2 units running`,
+		`<tr data-replica="replica-a">`,
+		`<tr data-replica="replica-b">`,
+		`&lt;script&gt;document.title="pwned"&lt;/script&gt;`,
+		`<tr data-unit="compact of db.big buckets [4,8)">`,
+		`[4,8)`,
+		`<tr data-unit="expire of db.small">`,
+		`whole table`,
+	} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the page's DOM lacks %s", want)
+		}
+	}
+	for _, bad := range []string{"<script", "<img", "pwned</title>", `id="fleet-error"`} {
+		if strings.Contains(dom, bad) {
+			t.Errorf("the page's DOM has %s", bad)
+		}
+	}
+	if t.Failed() {
+		t.Logf("DOM:\n%s", tail(dom, 8000))
+		t.FailNow()
+	}
+	png := filepath.Join(artifacts(t), "status-fleet.png")
+	os.Remove(png)
+	runChromium(t, bin, "--screenshot="+png, "--window-size=1280,900", "--hide-scrollbars", url+"?format=html")
+	if data, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(data, []byte("\x89PNG\r\n\x1a\n")) || len(data) < 10_000 {
+		t.Fatalf("no screenshot of the fleet page at %s (%d bytes, %v)", png, len(data), err)
+	}
+
+	c.mu.Lock()
+	c.status.Error = "coordinator: heartbeat: dial tcp 127.0.0.1:5432: connection refused"
+	c.mu.Unlock()
+	page := statusRequest(t, s.Handler(), "/status?format=html", "").Body.String()
+	if !strings.Contains(page, `id="fleet-error"`) || !strings.Contains(page, "connection refused") {
+		t.Fatalf("no banner for an unreachable coordinator:\n%s", tail(page, 3000))
+	}
+}

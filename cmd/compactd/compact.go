@@ -287,6 +287,8 @@ func newCompactCmd() *cobra.Command {
 	}
 	sel.add(cmd)
 	cmd.Flags().BoolVar(&o.Full, "full", false, "full compaction of every selected bucket")
+	cmd.Flags().DurationVar(&o.PartitionIdleTime, "partition-idle-time", 0,
+		"only partitions without new files for this long (Paimon's partition_idle_time; with --full)")
 	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "plan only, write nothing")
 	cmd.Flags().IntVar(&o.Parallelism, "parallelism", 2, "buckets compacted at once")
 	return cmd
