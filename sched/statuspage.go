@@ -261,6 +261,7 @@ code, .mono { font-family: ui-monospace, "SFMono-Regular", "Liberation Mono", Me
   <span><a href="?format=json">JSON</a> · <a href="metrics">metrics</a> · <a href="readyz">readyz</a></span>
 </div>
 {{if .Ready}}<div class="banner bad" id="readiness"><strong>not ready:</strong> {{.Ready}}</div>
+{{else if .Status.Fleet}}<div class="banner ok" id="readiness"><strong>ready</strong>: in the fleet, every warehouse discovered (a fleet takes no warehouse lock: units lease their tables and buckets in PostgreSQL)</div>
 {{else}}<div class="banner ok" id="readiness"><strong>ready</strong>: every warehouse locked and discovered</div>{{end}}
 {{if .Status.PolicyError}}<div class="banner warn"><strong>policy store unreadable</strong> (previous policies kept): <span class="err">{{.Status.PolicyError}}</span></div>{{end}}
 

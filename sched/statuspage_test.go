@@ -274,7 +274,7 @@ func TestTheFleetOnTheStatusPageInHeadlessChromium(t *testing.T) {
 			t.Errorf("the page's DOM lacks %s", want)
 		}
 	}
-	for _, bad := range []string{"<script", "<img", "pwned</title>", `id="fleet-error"`} {
+	for _, bad := range []string{"<script", "<img", "pwned</title>", `id="fleet-error"`, "every warehouse locked"} {
 		if strings.Contains(dom, bad) {
 			t.Errorf("the page's DOM has %s", bad)
 		}
