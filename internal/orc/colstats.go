@@ -295,14 +295,10 @@ func (s *colStats) proto() pb {
 		var m pb
 		if s.some {
 			// Milliseconds (UTC: this writer's zone is UTC), and the
-			// nanoseconds below the millisecond plus one (0: absent).
+			// nanoseconds below the millisecond plus one; both always, as
+			// Java's reader takes an absent maximum's as 999999.
 			m = m.sint(3, floorMillis(s.tmin)).sint(4, floorMillis(s.tmax))
-			if ns := s.tmin.Nanos % 1e6; ns != 0 {
-				m = m.uint(5, uint64(ns+1))
-			}
-			if ns := s.tmax.Nanos % 1e6; ns != 0 {
-				m = m.uint(6, uint64(ns+1))
-			}
+			m = m.uint(5, uint64(s.tmin.Nanos%1e6+1)).uint(6, uint64(s.tmax.Nanos%1e6+1))
 		}
 		b = b.bytes(9, m)
 	case List, Map:
