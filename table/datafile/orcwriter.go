@@ -232,7 +232,9 @@ func orcWriterOptions(topts *table.Options, options map[string]string) (orc.Writ
 	if o.Compression == orc.CompressionZlib {
 		o.CompressionLevel = 0 // Java's zlib level follows orc.compression.strategy, not the zstd level
 	}
-	bs, err := sizeOption(options, "orc.compress.size", defaultORCCompressSize)
+	// orc.* sizes are plain byte counts (Java's OrcConf.getLong), while
+	// file.block-size is a Paimon memory size.
+	bs, err := orcLong(options, "orc.compress.size", defaultORCCompressSize)
 	if err != nil {
 		return o, err
 	}
@@ -241,14 +243,15 @@ func orcWriterOptions(topts *table.Options, options map[string]string) (orc.Writ
 	if stripe, err = sizeOption(options, "file.block-size", stripe); err != nil {
 		return o, err
 	}
-	if stripe, err = sizeOption(options, "orc.stripe.size", stripe); err != nil {
+	if stripe, err = orcLong(options, "orc.stripe.size", stripe); err != nil {
 		return o, err
 	}
 	o.StripeSize = stripe
 	if v, ok := options["orc.row.index.stride"]; ok {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 0 {
-			return o, fmt.Errorf("invalid orc.row.index.stride %q", v)
+		// Java's WriterImpl refuses 1..999 ("Row stride must be at least 1000").
+		if err != nil || n < 0 || (n > 0 && n < 1000) {
+			return o, fmt.Errorf("invalid orc.row.index.stride %q (0 or at least 1000)", v)
 		}
 		o.RowIndexStride = n
 		if n == 0 {
@@ -263,6 +266,18 @@ func orcWriterOptions(topts *table.Options, options map[string]string) (orc.Writ
 		o.DictionaryKeyRatio = &f
 	}
 	return o, nil
+}
+
+func orcLong(options map[string]string, key string, def int64) (int64, error) {
+	v, ok := options[key]
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("invalid %s %q (a number of bytes)", key, v)
+	}
+	return n, nil
 }
 
 // countingWriter counts what reaches the output file.

@@ -30,7 +30,7 @@ func TestORCRoundTripEveryTypeAppendFile(t *testing.T) {
 		}
 		rows = append(rows, row)
 	}
-	opts := map[string]string{"file.format": "orc", "orc.stripe.size": "64kb", "orc.row.index.stride": "500", "file.compression": "lz4"}
+	opts := map[string]string{"file.format": "orc", "orc.stripe.size": "65536", "orc.row.index.stride": "1000", "file.compression": "lz4"}
 	path := filepath.Join(t.TempDir(), "data-x-0.orc")
 	ctx := context.Background()
 	w, err := NewRowWriter(ctx, fileio.NewLocal(), path, fields, opts)
@@ -71,7 +71,7 @@ func TestORCRoundTripEveryTypeAppendFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(of.Stripes) < 2 || of.Compression != orc.CompressionLZ4 || of.RowIndexStep != 500 {
+	if len(of.Stripes) < 2 || of.Compression != orc.CompressionLZ4 || of.RowIndexStep != 1000 {
 		t.Fatalf("%d stripes, %s, stride %d", len(of.Stripes), of.Compression, of.RowIndexStep)
 	}
 	root := of.Types[0]
