@@ -29,7 +29,12 @@ import org.apache.paimon.shade.org.apache.orc.RecordReader;
 import org.apache.paimon.shade.org.apache.orc.StringColumnStatistics;
 import org.apache.paimon.shade.org.apache.orc.StripeStatistics;
 import org.apache.paimon.shade.org.apache.orc.TimestampColumnStatistics;
+import org.apache.paimon.shade.org.apache.orc.OrcProto;
+import org.apache.paimon.shade.org.apache.orc.StripeInformation;
 import org.apache.paimon.shade.org.apache.orc.TypeDescription;
+import org.apache.paimon.shade.org.apache.orc.impl.ColumnStatisticsImpl;
+import org.apache.paimon.shade.org.apache.orc.impl.OrcIndex;
+import org.apache.paimon.shade.org.apache.orc.impl.RecordReaderImpl;
 
 import java.io.PrintWriter;
 import java.math.RoundingMode;
@@ -51,7 +56,8 @@ import java.util.Map;
  * of [key, value] in file order, structs as objects). Then one line {"__orc_stats": ...} with the
  * footer's column statistics per column id and the number of stripe statistics. With
  * --seek-check, every row-index group start is also read after RecordReader.seekToRow, which
- * follows the row index positions; a row that differs from the sequential read fails the verb.
+ * follows the row index positions, and every row group's index statistics are checked against
+ * its rows (checkRowGroupStats); a difference fails the verb.
  */
 final class OrcReadRowsVerb {
     private final Map<String, String> flags;
@@ -107,6 +113,9 @@ final class OrcReadRowsVerb {
                 }
             }
         }
+        if ("true".equals(flags.get("seek-check"))) {
+            checkRowGroupStats(reader, schema, rows);
+        }
         for (ObjectNode o : rows) {
             out.println(Canonical.JSON.writeValueAsString(o));
         }
@@ -127,6 +136,86 @@ final class OrcReadRowsVerb {
         ObjectNode wrap = Canonical.F.objectNode();
         wrap.set("__orc_stats", st);
         out.println(Canonical.JSON.writeValueAsString(wrap));
+    }
+
+    /**
+     * Every row group's statistics in the row index (what Paimon's predicate push-down prunes row
+     * groups by) must say what the group's rows hold: per top-level column the number of non-null
+     * values, whether there are nulls, and for integer, string and boolean columns min, max and the
+     * true count.
+     */
+    private static void checkRowGroupStats(Reader reader, TypeDescription schema, List<ObjectNode> rows)
+            throws Exception {
+        long stride = reader.getRowIndexStride();
+        boolean[] included = new boolean[schema.getMaximumId() + 1];
+        java.util.Arrays.fill(included, true);
+        try (RecordReader rr = reader.rows(new Reader.Options())) {
+            RecordReaderImpl rri = (RecordReaderImpl) rr;
+            List<StripeInformation> stripes = reader.getStripes();
+            long base = 0;
+            for (int s = 0; s < stripes.size(); s++) {
+                OrcIndex idx = rri.readRowIndex(s, included, null);
+                long nrows = stripes.get(s).getNumberOfRows();
+                int groups = (int) ((nrows + stride - 1) / stride);
+                for (int k = 0; k < schema.getChildren().size(); k++) {
+                    TypeDescription ct = schema.getChildren().get(k);
+                    String name = schema.getFieldNames().get(k);
+                    OrcProto.RowIndex ri = idx.getRowGroupIndex()[ct.getId()];
+                    if (ri.getEntryCount() != groups) {
+                        throw new IllegalStateException("stripe " + s + " column " + name + ": " + ri.getEntryCount()
+                                + " row index entries for " + groups + " row groups");
+                    }
+                    for (int g = 0; g < groups; g++) {
+                        ColumnStatistics cs = ColumnStatisticsImpl.deserialize(ct, ri.getEntry(g).getStatistics());
+                        long n = 0, trues = 0;
+                        boolean nulls = false;
+                        Long lo = null, hi = null;
+                        String slo = null, shi = null;
+                        long from = base + g * stride, to = Math.min(base + nrows, from + stride);
+                        for (long r = from; r < to; r++) {
+                            JsonNode v = rows.get((int) r).get(name);
+                            if (v == null || v.isNull()) {
+                                nulls = true;
+                                continue;
+                            }
+                            n++;
+                            if (v.isBoolean() && v.asBoolean()) {
+                                trues++;
+                            }
+                            if (v.isIntegralNumber()) {
+                                lo = lo == null ? v.asLong() : Math.min(lo, v.asLong());
+                                hi = hi == null ? v.asLong() : Math.max(hi, v.asLong());
+                            }
+                            if (v.isTextual()) {
+                                String x = v.asText();
+                                slo = slo == null || x.compareTo(slo) < 0 ? x : slo;
+                                shi = shi == null || x.compareTo(shi) > 0 ? x : shi;
+                            }
+                        }
+                        String where = "stripe " + s + " row group " + g + " column " + name + ": ";
+                        if (cs.getNumberOfValues() != n || cs.hasNull() != nulls) {
+                            throw new IllegalStateException(where + cs + ", rows have " + n + " values, nulls " + nulls);
+                        }
+                        if (cs instanceof BooleanColumnStatistics && ((BooleanColumnStatistics) cs).getTrueCount() != trues) {
+                            throw new IllegalStateException(where + cs + ", rows have " + trues + " true");
+                        }
+                        if (cs instanceof IntegerColumnStatistics && n > 0) {
+                            IntegerColumnStatistics is = (IntegerColumnStatistics) cs;
+                            if (is.getMinimum() != lo || is.getMaximum() != hi) {
+                                throw new IllegalStateException(where + cs + ", rows have min " + lo + " max " + hi);
+                            }
+                        }
+                        if (cs instanceof StringColumnStatistics && n > 0 && ct.getCategory() == TypeDescription.Category.STRING) {
+                            StringColumnStatistics ss = (StringColumnStatistics) cs;
+                            if (!slo.equals(ss.getMinimum()) || !shi.equals(ss.getMaximum())) {
+                                throw new IllegalStateException(where + cs + ", rows have min " + slo + " max " + shi);
+                            }
+                        }
+                    }
+                }
+                base += nrows;
+            }
+        }
     }
 
     private static ObjectNode row(TypeDescription schema, VectorizedRowBatch b, int r) {
