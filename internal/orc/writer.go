@@ -69,7 +69,6 @@ type Writer struct {
 	total    uint64
 	stripes  []StripeInfo
 	stripeSt [][]*colStats
-	fileSt   []*colStats
 	buffered int64
 	err      error
 	closed   bool
@@ -173,7 +172,6 @@ type colWriter struct {
 	nanos    []int32
 	marks    []int // entries at the start of each row group after the first
 	file     *colStats
-	stripe   *colStats
 	groups   []*colStats
 }
 
@@ -577,9 +575,7 @@ func (w *Writer) encodeColumn(se *stripeEnc, c *colWriter) ([][]uint64, error) {
 		vb[ng] = v
 		ps.data = be.finish()
 	} else {
-		for g := range bounds {
-			vb[g] = bounds[g]
-		}
+		copy(vb, bounds)
 	}
 	switch c.t.Kind {
 	case Struct:
