@@ -96,48 +96,7 @@ func TestJavaReadsWriterOutput(t *testing.T) {
 			if err := os.WriteFile(path, b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			out, err := j.Run(t.Context(), nil, "orc-read-rows", "--file", path, "--seek-check", "true")
-			if err != nil {
-				t.Fatal(err)
-			}
-			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-			rows, err := interop.ParseRows([]byte(strings.Join(lines[:len(lines)-1], "\n")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(rows) != len(data) {
-				t.Fatalf("Java read %d rows, wrote %d", len(rows), len(data))
-			}
-			for r := range data {
-				for k, c := range schema.Children {
-					want := interop.Normalize(javaJSON(c, data[r][k]))
-					got := rows[r][schema.Fields[k]]
-					if !reflect.DeepEqual(got, want) {
-						t.Fatalf("row %d column %s: Java read %#v, wrote %#v", r, schema.Fields[k], got, want)
-					}
-				}
-			}
-			var st struct {
-				Stats struct {
-					Columns     []map[string]any `json:"columns"`
-					Stripes     int              `json:"stripes"`
-					StripeStats int              `json:"stripe_stats"`
-					Compression string           `json:"compression"`
-					Stride      int              `json:"row_index_stride"`
-					PaimonIDs   []any            `json:"paimon_ids"`
-				} `json:"__orc_stats"`
-			}
-			if err := json.Unmarshal([]byte(lines[len(lines)-1]), &st); err != nil {
-				t.Fatal(err)
-			}
-			s := st.Stats
-			if s.Stripes != s.StripeStats || s.Stride != tc.opts.RowIndexStride || s.PaimonIDs[4] != "4" {
-				t.Fatalf("stats line: %s", lines[len(lines)-1])
-			}
-			if tc.name == "zlib-stripes" && s.Stripes < 3 {
-				t.Fatalf("%d stripes, want several", s.Stripes)
-			}
-			checkStats(t, schema, data, s.Columns)
+			javaCheck(t, j, path, schema, data, tc.opts.RowIndexStride, tc.name == "zlib-stripes")
 		})
 	}
 }
@@ -238,4 +197,70 @@ func countTypes(t *orc.TypeDesc) int {
 		n += countTypes(c)
 	}
 	return n
+}
+
+// javaCheck has Java read the file at path (orc-read-rows with the row
+// index checks) and compares every row and the footer statistics with
+// data.
+func javaCheck(t *testing.T, j *interop.JavaOracle, path string, schema *orc.TypeDesc, data [][]any, stride int, manyStripes bool) {
+	t.Helper()
+	out, err := j.Run(t.Context(), nil, "orc-read-rows", "--file", path, "--seek-check", "true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	rows, err := interop.ParseRows([]byte(strings.Join(lines[:len(lines)-1], "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(data) {
+		t.Fatalf("Java read %d rows, wrote %d", len(rows), len(data))
+	}
+	for r := range data {
+		for k, c := range schema.Children {
+			want := interop.Normalize(javaJSON(c, data[r][k]))
+			got := rows[r][schema.Fields[k]]
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("row %d column %s: Java read %#v, wrote %#v", r, schema.Fields[k], got, want)
+			}
+		}
+	}
+	var st struct {
+		Stats struct {
+			Columns     []map[string]any `json:"columns"`
+			Stripes     int              `json:"stripes"`
+			StripeStats int              `json:"stripe_stats"`
+			Compression string           `json:"compression"`
+			Stride      int              `json:"row_index_stride"`
+			PaimonIDs   []any            `json:"paimon_ids"`
+		} `json:"__orc_stats"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &st); err != nil {
+		t.Fatal(err)
+	}
+	s := st.Stats
+	if s.Stripes != s.StripeStats || s.Stride != stride || s.PaimonIDs[4] != "4" {
+		t.Fatalf("stats line: %s", lines[len(lines)-1])
+	}
+	if manyStripes && s.Stripes < 3 {
+		t.Fatalf("%d stripes, want several", s.Stripes)
+	}
+	checkStats(t, schema, data, s.Columns)
+}
+
+// TestJavaReadsWriterOutputInAnotherZone: Java's reader in a zone other
+// than UTC (America/New_York, with DST) reads the same TIMESTAMP
+// wall-clock and TIMESTAMP_INSTANT instants: the writer stores UTC as its
+// zone, and Java converts TIMESTAMP from the writer's zone to its own.
+func TestJavaReadsWriterOutputInAnotherZone(t *testing.T) {
+	// Not parallel: the JVM's zone comes from the environment.
+	t.Setenv("JAVA_TOOL_OPTIONS", "-Duser.timezone=America/New_York")
+	j := interop.Java(t)
+	schema := orc.TestSchema()
+	data := orc.GenRows(7, schema, 1500, 0)
+	path := filepath.Join(t.TempDir(), "zone.orc")
+	if err := os.WriteFile(path, orc.WriteFileTB(t, schema, orc.WriterOptions{Compression: orc.CompressionZstd, RowIndexStride: 1000}, data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	javaCheck(t, j, path, schema, data, 1000, false)
 }
