@@ -190,6 +190,11 @@ func Supported(t *table.Table, overrides map[string]string) error {
 		// would have to be Avro too: a table's files follow file.format.
 		return fmt.Errorf("table %s: not supported: file.format=%s (compactd reads Avro data files but writes Parquet and ORC only)", t.FullName(), o.FileFormat)
 	}
+	// Writer options (ORC's orc.* keys, the table's column types in ORC)
+	// are checked before anything is written, not at the first file.
+	if err := datafile.CheckWriter(t.Schema().Fields, mergeOptions(t.Schema().EffectiveOptions(), overrides)); err != nil {
+		return fmt.Errorf("table %s: %w", t.FullName(), err)
+	}
 	if err := outputFormatsSupported(t, overrides); err != nil {
 		return err
 	}

@@ -605,6 +605,13 @@ func TestPerLevelFormatsCompactdWritesAreAccepted(t *testing.T) {
 	if err := compact.Supported(reopen(t, newTable(t, map[string]string{"file.format": "orc", "file.format.per.level": "3:parquet"})), nil); err == nil || !strings.Contains(err.Error(), "level-3 files parquet") {
 		t.Errorf("file.format=orc with 3:parquet: %v", err)
 	}
+	// ORC options Java's writer refuses are refused before anything is
+	// written, naming the option.
+	for k, v := range map[string]string{"orc.compress": "LZO", "orc.row.index.stride": "500", "orc.stripe.size": "64mb"} {
+		if err := compact.Supported(reopen(t, newTable(t, map[string]string{"file.format": "orc", k: v})), nil); err == nil || !strings.Contains(err.Error(), k) {
+			t.Errorf("file.format=orc with %s=%s: %v", k, v, err)
+		}
+	}
 	// An override changing num-levels counts: level 7 is then written.
 	tb := newTable(t, map[string]string{"file.format.per.level": "0:avro,7:orc"})
 	if err := compact.Supported(reopen(t, tb), map[string]string{"num-levels": "8"}); err == nil || !strings.Contains(err.Error(), "level-7 files orc") {

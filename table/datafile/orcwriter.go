@@ -203,9 +203,9 @@ func toORC(v any, t table.DataType) (any, error) {
 // the stripe size when set.
 func orcWriterOptions(topts *table.Options, options map[string]string) (orc.WriterOptions, error) {
 	var o orc.WriterOptions
-	comp := topts.FileCompression
+	comp, key := topts.FileCompression, table.OptFileCompression
 	if v, ok := options["orc.compress"]; ok {
-		comp = v
+		comp, key = v, "orc.compress"
 	}
 	switch strings.ToLower(strings.TrimSpace(comp)) {
 	case "none", "uncompressed":
@@ -219,7 +219,7 @@ func orcWriterOptions(topts *table.Options, options map[string]string) (orc.Writ
 	case "zstd":
 		o.Compression = orc.CompressionZstd
 	default:
-		return o, fmt.Errorf("not supported: ORC compression %q", comp)
+		return o, fmt.Errorf("not supported: %s=%s for ORC files", key, comp)
 	}
 	o.CompressionLevel = topts.FileCompressionZstdLevel
 	if v, ok := options["orc.compression.zstd.level"]; ok {
@@ -278,6 +278,27 @@ func orcLong(options map[string]string, key string, def int64) (int64, error) {
 		return 0, fmt.Errorf("invalid %s %q (a number of bytes)", key, v)
 	}
 	return n, nil
+}
+
+// CheckWriter reports what would make a writer of these columns with
+// these table options fail before it writes a row: for ORC tables, an
+// orc.* option Java would refuse or a column type Paimon does not write
+// to ORC.
+func CheckWriter(fields table.RowType, options map[string]string) error {
+	topts, err := table.ParseOptions(options)
+	if err != nil {
+		return err
+	}
+	if topts.FileFormat != "orc" {
+		return nil
+	}
+	if _, err := orcWriterOptions(topts, options); err != nil {
+		return err
+	}
+	if _, err := orcSchemaOf(fields); err != nil {
+		return err
+	}
+	return nil
 }
 
 // countingWriter counts what reaches the output file.
