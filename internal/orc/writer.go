@@ -20,6 +20,8 @@ const (
 	// writerVersion is the postscript's writerVersion Java 1.9 writes
 	// (ORC_14): readers apply no workaround for older writers' bugs.
 	writerVersion = 9
+	// maxWriteStripeRows caps the rows of a stripe whatever its size.
+	maxWriteStripeRows = 1 << 24
 )
 
 // TypeDesc describes a column to write: Kind and, by kind, Fields and
@@ -206,7 +208,9 @@ func (w *Writer) Write(row []any) error {
 	}
 	w.rows++
 	w.total++
-	if w.buffered >= w.opts.StripeSize {
+	// The row cap keeps stripes of tiny rows (a lone BOOLEAN column) well
+	// inside what readers take (this package's reader: 1<<26 rows).
+	if w.buffered >= w.opts.StripeSize || w.rows >= maxWriteStripeRows {
 		return w.flushStripe()
 	}
 	return nil
