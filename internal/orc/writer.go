@@ -275,20 +275,19 @@ func (w *Writer) add(c *colWriter, v any) error {
 		st.addFloat(x)
 		w.buffered += 8
 	case String, Varchar, Char, Binary:
-		var b []byte
+		start := len(c.arena)
 		switch x := v.(type) {
 		case []byte:
-			b = x
+			c.arena = append(c.arena, x...)
 		case string:
-			b = []byte(x)
+			c.arena = append(c.arena, x...)
 		default:
 			return fmt.Errorf("value %T for a %s", v, c.t.Kind)
 		}
-		start := len(c.arena)
-		c.arena = append(c.arena, b...)
-		c.lens = append(c.lens, int64(len(b)))
+		n := len(c.arena) - start
+		c.lens = append(c.lens, int64(n))
 		st.addBytes(c.arena[start:len(c.arena):len(c.arena)])
-		w.buffered += int64(len(b)) + 4
+		w.buffered += int64(n) + 4
 	case Decimal:
 		d, ok := v.(Dec)
 		if !ok || d.Unscaled == nil {
