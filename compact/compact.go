@@ -212,7 +212,7 @@ func Supported(t *table.Table, overrides map[string]string) error {
 // with deletion vectors or first-row), full-compaction with force-lookup
 // (Java then merges through LookupMergeFunction under the full-compaction
 // rewriter, which compactd does not reproduce), and changelog files in a
-// format other than Parquet.
+// format other than Parquet and ORC.
 func changelogSupported(t *table.Table, overrides map[string]string) error {
 	opts := mergeOptions(t.Schema().EffectiveOptions(), overrides)
 	o, err := optionsWith(t, overrides)
@@ -241,10 +241,15 @@ func changelogSupported(t *table.Table, overrides map[string]string) error {
 		if err != nil {
 			return fmt.Errorf("table %s: not supported: %w", t.FullName(), err)
 		}
-		// ORC changelog files are not written yet: compactd's ORC writer
-		// is proven against Java for data files only.
-		if f := co[table.OptFileFormat]; !isParquet(f) {
-			return fmt.Errorf("table %s: not supported: changelog files of level %d would be %s (changelog-file.format, file.format.per.level): compactd writes changelog files in Parquet only", t.FullName(), level, f)
+		// The changelog roller writes co's format under the name the path
+		// factory gives (changelog-file.format, else file.format): both
+		// must agree, and be a format compactd writes.
+		named := o.ChangelogFileFormat
+		if named == "" {
+			named = o.FileFormat
+		}
+		if f := co[table.OptFileFormat]; !writable(f) || formatName(f) != formatName(named) {
+			return fmt.Errorf("table %s: not supported: changelog files of level %d would be %s (changelog-file.format, file.format.per.level) named %s: compactd writes changelog files in Parquet or ORC, in the format of their name", t.FullName(), level, formatName(f), formatName(named))
 		}
 	}
 	return nil
