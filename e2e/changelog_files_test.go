@@ -57,7 +57,7 @@ func changelogScenarios() []changelogScenario {
 	all := baseChangelogScenarios()
 	// ORC tables (issue #21): their changelog files are ORC too.
 	for _, sc := range all[:] {
-		if sc.name == "deduplicate with deletes" || sc.name == "aggregation" || sc.name == "partial-update three streams" {
+		if sc.name == "deduplicate with deletes" || sc.name == "aggregation" {
 			o := map[string]string{"file.format": "orc"}
 			for k, v := range sc.options {
 				o[k] = v
