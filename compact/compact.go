@@ -190,11 +190,15 @@ func Supported(t *table.Table, overrides map[string]string) error {
 	if o.RowTrackingEnabled || o.DataEvolutionEnabled {
 		return fmt.Errorf("table %s: not supported yet: row-tracking / data-evolution tables", t.FullName())
 	}
-	if !isParquet(o.FileFormat) {
-		// ORC data files are read (scan, inspect), but compaction output
-		// would have to be ORC too: Java picks a data file's reader by its
-		// extension, yet a table's files must follow file.format.
-		return fmt.Errorf("table %s: not supported: file.format=%s (compactd reads ORC and Avro data files but writes Parquet only)", t.FullName(), o.FileFormat)
+	if !writable(o.FileFormat) {
+		// Avro data files are read (scan, inspect), but compaction output
+		// would have to be Avro too: a table's files follow file.format.
+		return fmt.Errorf("table %s: not supported: file.format=%s (compactd reads Avro data files but writes Parquet and ORC only)", t.FullName(), o.FileFormat)
+	}
+	// Writer options (ORC's orc.* keys, the table's column types in ORC)
+	// are checked before anything is written, not at the first file.
+	if err := datafile.CheckWriter(t.Schema().Fields, mergeOptions(t.Schema().EffectiveOptions(), overrides)); err != nil {
+		return fmt.Errorf("table %s: %w", t.FullName(), err)
 	}
 	if err := outputFormatsSupported(t, overrides); err != nil {
 		return err
@@ -213,7 +217,7 @@ func Supported(t *table.Table, overrides map[string]string) error {
 // with deletion vectors or first-row), full-compaction with force-lookup
 // (Java then merges through LookupMergeFunction under the full-compaction
 // rewriter, which compactd does not reproduce), and changelog files in a
-// format other than Parquet.
+// format other than Parquet and ORC.
 func changelogSupported(t *table.Table, overrides map[string]string) error {
 	opts := mergeOptions(t.Schema().EffectiveOptions(), overrides)
 	o, err := optionsWith(t, overrides)
@@ -242,8 +246,15 @@ func changelogSupported(t *table.Table, overrides map[string]string) error {
 		if err != nil {
 			return fmt.Errorf("table %s: not supported: %w", t.FullName(), err)
 		}
-		if f := co[table.OptFileFormat]; !isParquet(f) {
-			return fmt.Errorf("table %s: not supported: changelog files of level %d would be %s (changelog-file.format, file.format.per.level): compactd writes Parquet only", t.FullName(), level, f)
+		// The changelog roller writes co's format under the name the path
+		// factory gives (changelog-file.format, else file.format): both
+		// must agree, and be a format compactd writes.
+		named := o.ChangelogFileFormat
+		if named == "" {
+			named = o.FileFormat
+		}
+		if f := co[table.OptFileFormat]; !writable(f) || formatName(f) != formatName(named) {
+			return fmt.Errorf("table %s: not supported: changelog files of level %d would be %s (changelog-file.format, file.format.per.level) named %s: compactd writes changelog files in Parquet or ORC, in the format of their name", t.FullName(), level, formatName(f), formatName(named))
 		}
 	}
 	return nil
@@ -311,12 +322,23 @@ func primaryKeyIndexOption(opts map[string]string) (key, value string, ok bool) 
 
 func isParquet(f string) bool { return f == "" || f == "parquet" }
 
+// writable reports whether compactd writes data files of format f.
+func writable(f string) bool { return isParquet(f) || formatName(f) == "orc" }
+
+func formatName(f string) string {
+	f = strings.ToLower(strings.TrimSpace(f))
+	if f == "" {
+		return "parquet"
+	}
+	return f
+}
+
 // outputFormatsSupported refuses a table whose file.format.per.level gives
 // a level compactd may write (1..num-levels-1: a compaction never outputs
-// level 0) a format other than Parquet: Java writes that level's files in
-// that format, compactd can only write Parquet. Level-0 overrides (Java's
-// writers write Avro there, say) are fine: compactd reads Avro and ORC
-// input files and writes the output level's format. An unparsable
+// level 0) a format other than the table's file.format: Java writes that
+// level's files in that format, compactd writes the table's (Parquet or
+// ORC). Level-0 overrides (Java's writers write Avro there, say) are fine:
+// compactd reads Parquet, Avro and ORC input files. An unparsable
 // per-level option is refused too, as Java's writers would fail on it.
 func outputFormatsSupported(t *table.Table, overrides map[string]string) error {
 	opts := mergeOptions(t.Schema().EffectiveOptions(), overrides)
@@ -328,15 +350,13 @@ func outputFormatsSupported(t *table.Table, overrides map[string]string) error {
 		return err
 	}
 	numLevels := o.NumLevels
-	// Level 0 is only read: Avro (and Parquet) files compactd reads; ORC
-	// ones it cannot (issue #21), so such a table is refused up front
-	// rather than failing at its first level-0 file.
+	// Level 0 is only read: Parquet, Avro and ORC files compactd reads.
 	l0, err := datafile.OptionsForLevel(opts, 0)
 	if err != nil {
 		return fmt.Errorf("table %s: not supported: %w", t.FullName(), err)
 	}
-	if f := strings.ToLower(strings.TrimSpace(l0[table.OptFileFormat])); f != "avro" && !isParquet(f) {
-		return fmt.Errorf("table %s: not supported: %s=%s makes level-0 files %s (compactd reads Parquet and Avro data files)",
+	if f := strings.ToLower(strings.TrimSpace(l0[table.OptFileFormat])); f != "avro" && !writable(f) {
+		return fmt.Errorf("table %s: not supported: %s=%s makes level-0 files %s (compactd reads Parquet, Avro and ORC data files)",
 			t.FullName(), table.OptFileFormatPerLevel, opts[table.OptFileFormatPerLevel], f)
 	}
 	for level := 1; level < numLevels; level++ {
@@ -344,9 +364,9 @@ func outputFormatsSupported(t *table.Table, overrides map[string]string) error {
 		if err != nil {
 			return fmt.Errorf("table %s: not supported: %w", t.FullName(), err)
 		}
-		if f := strings.ToLower(strings.TrimSpace(lo[table.OptFileFormat])); !isParquet(f) {
-			return fmt.Errorf("table %s: not supported: %s=%s makes level-%d files %s (compactd writes Parquet only)",
-				t.FullName(), table.OptFileFormatPerLevel, opts[table.OptFileFormatPerLevel], level, f)
+		if f := lo[table.OptFileFormat]; formatName(f) != formatName(o.FileFormat) {
+			return fmt.Errorf("table %s: not supported: %s=%s makes level-%d files %s (compactd writes the table's file.format=%s only)",
+				t.FullName(), table.OptFileFormatPerLevel, opts[table.OptFileFormatPerLevel], level, formatName(f), formatName(o.FileFormat))
 		}
 	}
 	return nil

@@ -517,7 +517,6 @@ func TestTablesCompactdDoesNotUnderstandAreRefusedNamingTheOptionAndNothingIsWri
 		{name: "unparsable per-level format", create: map[string]string{"file.format.per.level": "avro"}, want: "file.format.per.level"},
 		{name: "file.format=avro", set: map[string]*string{"file.format": ptr("avro")}, want: "file.format=avro"},
 		// ORC files are read, but the output would have to be ORC.
-		{name: "file.format=orc", set: map[string]*string{"file.format": ptr("orc")}, want: "file.format=orc (compactd reads ORC and Avro data files but writes Parquet only)"},
 		// Postponed buckets: what compactd does not reproduce of Java's.
 		{name: "postpone merge-on-read", set: map[string]*string{"bucket": ptr("-2"), "postpone.merge-on-read": ptr("true")}, want: "postpone.merge-on-read=true"},
 		{name: "postpone with the mod bucket function", set: map[string]*string{"bucket": ptr("-2"), "bucket-function.type": ptr("mod")}, want: "bucket-function.type=mod"},
@@ -592,15 +591,26 @@ func TestDeletionVectorAppendTableIsRefused(t *testing.T) {
 // output level's Parquet, so Supported accepts it, and a per-level Parquet
 // entry or a level beyond num-levels changes nothing.
 func TestPerLevelFormatsCompactdWritesAreAccepted(t *testing.T) {
-	for _, spec := range []string{"0:avro", "0:avro,1:parquet,5:PARQUET", "0:avro,7:orc"} {
+	for _, spec := range []string{"0:avro", "0:avro,1:parquet,5:PARQUET", "0:avro,7:orc", "0:orc"} {
 		tb := newTable(t, map[string]string{"file.format.per.level": spec})
 		if err := compact.Supported(reopen(t, tb), nil); err != nil {
 			t.Errorf("file.format.per.level=%s: %v", spec, err)
 		}
 	}
-	// ORC level-0 files cannot be read (issue #21): refused before any read.
-	if err := compact.Supported(reopen(t, newTable(t, map[string]string{"file.format.per.level": "0:orc"})), nil); err == nil || !strings.Contains(err.Error(), "level-0 files orc") {
-		t.Errorf("file.format.per.level=0:orc: %v", err)
+	// An ORC table (issue #21) is written in ORC; a Parquet level of it
+	// is not what compactd would write.
+	if err := compact.Supported(reopen(t, newTable(t, map[string]string{"file.format": "orc", "file.format.per.level": "0:avro,1:orc"})), nil); err != nil {
+		t.Errorf("file.format=orc: %v", err)
+	}
+	if err := compact.Supported(reopen(t, newTable(t, map[string]string{"file.format": "orc", "file.format.per.level": "3:parquet"})), nil); err == nil || !strings.Contains(err.Error(), "level-3 files parquet") {
+		t.Errorf("file.format=orc with 3:parquet: %v", err)
+	}
+	// ORC options Java's writer refuses are refused before anything is
+	// written, naming the option.
+	for k, v := range map[string]string{"orc.compress": "LZO", "orc.row.index.stride": "500", "orc.stripe.size": "64mb"} {
+		if err := compact.Supported(reopen(t, newTable(t, map[string]string{"file.format": "orc", k: v})), nil); err == nil || !strings.Contains(err.Error(), k) {
+			t.Errorf("file.format=orc with %s=%s: %v", k, v, err)
+		}
 	}
 	// An override changing num-levels counts: level 7 is then written.
 	tb := newTable(t, map[string]string{"file.format.per.level": "0:avro,7:orc"})

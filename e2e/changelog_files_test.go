@@ -54,6 +54,23 @@ func TestCompactionChangelogFilesEqualJavas(t *testing.T) {
 }
 
 func changelogScenarios() []changelogScenario {
+	all := baseChangelogScenarios()
+	// ORC tables (issue #21): their changelog files are ORC too.
+	for _, sc := range all[:] {
+		if sc.name == "deduplicate with deletes" || sc.name == "aggregation" {
+			o := map[string]string{"file.format": "orc"}
+			for k, v := range sc.options {
+				o[k] = v
+			}
+			sc.name += " (ORC)"
+			sc.options = o
+			all = append(all, sc)
+		}
+	}
+	return all
+}
+
+func baseChangelogScenarios() []changelogScenario {
 	pk := func(extra ...fixtures.Column) []fixtures.Column {
 		return append([]fixtures.Column{{Name: "id", Type: "BIGINT NOT NULL"}}, extra...)
 	}

@@ -76,15 +76,15 @@ const (
 // (records keep their row kinds), with file source APPEND and the output
 // level; format, compression and stats mode are the level's (per-level
 // options applied), each replaced by its changelog-file.* option when set.
-// Only Parquet is written: another changelog format is an error.
+// Parquet and ORC are written: another changelog format is an error.
 func NewChangelogRoller(ctx context.Context, t *table.Table, partition []byte, bucket int32, level int32) (*Roller, error) {
 	s := t.Schema()
 	opts, err := ChangelogFileOptions(s.EffectiveOptions(), int(level))
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.FullName(), err)
 	}
-	if f := opts[table.OptFileFormat]; f != "" && f != "parquet" {
-		return nil, fmt.Errorf("table %s: changelog files of level %d would be %s: compactd writes Parquet only", t.FullName(), level, f)
+	if f := opts[table.OptFileFormat]; f != "" && f != "parquet" && f != "orc" {
+		return nil, fmt.Errorf("table %s: changelog files of level %d would be %s: compactd writes Parquet and ORC only", t.FullName(), level, f)
 	}
 	return newKVRoller(ctx, t, partition, bucket, level, manifest.FileSourceAppend, opts, t.Paths().NewChangelogFileName), nil
 }

@@ -1,4 +1,4 @@
-// Package orc reads Apache ORC files as Java's ORC library (1.x, the one
+// Package orc reads and writes Apache ORC files as Java's ORC library (1.x, the one
 // Paimon bundles) writes them: the file tail (postscript, footer, types),
 // stripes, the compression codecs none, zlib, snappy, lz4 and zstd,
 // integer RLE v1 and v2, byte and boolean RLE, direct and dictionary
@@ -12,6 +12,16 @@
 // and checked against Java- and C++-written files. The protobuf messages of
 // the tail are decoded by hand (protobuf.go): only the few fields a reader
 // needs are taken, which avoids generated code for a handful of messages.
+//
+// The writer (writer.go, encode.go, colstats.go) writes what Java's
+// writer writes for Paimon: ORC 0.12 files with RLE v2 integers, byte and
+// boolean RLE, direct or dictionary strings (chosen per stripe by the
+// distinct-to-values ratio, orc.dictionary.key.threshold), row indexes
+// every RowIndexStride rows with per-group statistics, stripe and file
+// column statistics, and the five codecs in compression chunks. It
+// buffers one stripe and encodes it column by column at the end, ending
+// every RLE run at a row group boundary so that each row index position
+// is a byte offset (plus the bit offset of a boolean stream).
 //
 // A stripe is decoded whole (Stripe): memory is bounded by one stripe's
 // streams and decoded columns. Every length read from the file is checked

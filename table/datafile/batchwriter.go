@@ -384,10 +384,10 @@ func (w *KeyValueWriter) WriteBatch(b *Batch, from, to int) error {
 	if to <= from {
 		return nil
 	}
-	if err := w.pq.initBatch(w.fields); err != nil {
+	if err := w.fw.initBatch(w.fields); err != nil {
 		return err
 	}
-	if err := w.pq.writeBatch(b, from, to); err != nil {
+	if err := w.fw.writeBatch(b, from, to); err != nil {
 		return err
 	}
 	s := &w.stats
@@ -396,9 +396,9 @@ func (w *KeyValueWriter) WriteBatch(b *Batch, from, to int) error {
 		for j := range w.nKey {
 			col := &b.Cols[j]
 			if col.IsNull(i) {
-				return nil, fmt.Errorf("write data file %s: null key column %d", w.pq.path, j)
+				return nil, fmt.Errorf("write data file %s: null key column %d", w.fw.filePath(), j)
 			}
-			x, err := w.pq.bs.decs[j](col.value(i))
+			x, err := w.fw.batchDec(j)(col.value(i))
 			if err != nil {
 				return nil, err
 			}
@@ -439,8 +439,8 @@ func (w *RowWriter) WriteBatch(b *Batch, from, to int) error {
 	if to <= from {
 		return nil
 	}
-	if err := w.pq.initBatch(w.fields); err != nil {
+	if err := w.fw.initBatch(w.fields); err != nil {
 		return err
 	}
-	return w.pq.writeBatch(b, from, to)
+	return w.fw.writeBatch(b, from, to)
 }

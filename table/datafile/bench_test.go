@@ -34,8 +34,10 @@ func benchRecord(i int) table.KeyValue {
 	return table.KeyValue{Key: table.Row{int64(i)}, Seq: int64(i), Kind: table.RowKindInsert, Value: v}
 }
 
-func writeBenchFile(b *testing.B, path string, n int) {
-	w, err := NewKeyValueWriter(context.Background(), fileio.NewLocal(), path, benchSchema(b), nil)
+func writeBenchFile(b *testing.B, path string, n int) { writeBenchFileWith(b, path, n, nil) }
+
+func writeBenchFileWith(b *testing.B, path string, n int, opts map[string]string) {
+	w, err := NewKeyValueWriter(context.Background(), fileio.NewLocal(), path, benchSchema(b), opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,6 +58,47 @@ func BenchmarkWriteKeyValue(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		writeBenchFile(b, filepath.Join(dir, fmt.Sprintf("data-w-%d.parquet", i)), benchRows)
+	}
+	b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkWriteKeyValueORC is BenchmarkWriteKeyValue with file.format=orc
+// (zstd level 1, Java's ORC defaults).
+func BenchmarkWriteKeyValueORC(b *testing.B) {
+	dir := b.TempDir()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		writeBenchFileWith(b, filepath.Join(dir, fmt.Sprintf("data-w-%d.orc", i)), benchRows, map[string]string{"file.format": "orc"})
+	}
+	b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkReadKeyValueORC reads a 1M-record ORC file per iteration.
+func BenchmarkReadKeyValueORC(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "data-r-0.orc")
+	writeBenchFileWith(b, path, benchRows, map[string]string{"file.format": "orc"})
+	s := benchSchema(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := OpenKeyValue(context.Background(), fileio.NewLocal(), path, s, s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for {
+			_, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		r.Close()
+		if n != benchRows {
+			b.Fatalf("read %d rows", n)
+		}
 	}
 	b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }

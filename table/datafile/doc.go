@@ -1,5 +1,5 @@
-// Package datafile reads and writes Paimon data files: Parquet (read and
-// write), Avro and ORC (read) and deletion vectors. Primary-key tables store
+// Package datafile reads and writes Paimon data files: Parquet and ORC
+// (read and write), Avro (read) and deletion vectors. Primary-key tables store
 // KeyValue records (trimmed key columns, sequence number, row kind, value
 // columns); append tables store the table columns only.
 //
@@ -10,7 +10,8 @@
 // OpenKeyBatches) and batchwriter.go are the batch path; pqschema.go maps
 // Paimon types to Parquet with field ids (stamped into the footer by
 // footer.go); stats.go collects file statistics; avro.go reads Avro data
-// files; orc.go reads ORC data files through internal/orc; dv.go reads
+// files; orc.go reads ORC data files through internal/orc and orcwriter.go
+// writes them (behind the formatWriter interface of writer.go); dv.go reads
 // and writes deletion vectors. Files of older schemas are read through the
 // schema-evolution casts of package table/cast.
 package datafile

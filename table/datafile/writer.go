@@ -319,23 +319,47 @@ type pqWriter struct {
 	bs        *batchState // set by the first batch written
 }
 
-// parquetOptions parses a writer's options (the table's, with any
+// formatWriter is one data file being written in its format (Parquet:
+// pqWriter, ORC: orcFileWriter); KeyValueWriter and RowWriter add the
+// Paimon layout and file statistics on top.
+type formatWriter interface {
+	write(row []any) error
+	initBatch(fields table.RowType) error
+	writeBatch(b *Batch, from, to int) error
+	close() (int64, error)
+	abort() error
+	stats(from, to int) Stats
+	estimated() int64
+	rowCount() int64
+	filePath() string
+	batchDec(j int) decodeFunc
+}
+
+func (w *pqWriter) rowCount() int64           { return w.rows }
+func (w *pqWriter) filePath() string          { return w.path }
+func (w *pqWriter) batchDec(j int) decodeFunc { return w.bs.decs[j] }
+
+// newFormatWriter parses a writer's options (the table's, with any
 // per-level values applied) through table.ParseOptions, which holds the
 // parsers and defaults of file.format, file.compression and its zstd
-// level, and refuses a format other than Parquet.
-func parquetOptions(path string, options map[string]string) (*table.Options, error) {
+// level, and opens a writer of that format: Parquet or ORC; another
+// format is refused.
+func newFormatWriter(ctx context.Context, fio fileio.FileIO, path string, fields table.RowType, options map[string]string) (formatWriter, error) {
 	topts, err := table.ParseOptions(options)
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", path, err)
 	}
-	if topts.FileFormat != "parquet" {
-		return nil, fmt.Errorf("data file %s: not supported: file.format=%s", path, topts.FileFormat)
+	switch topts.FileFormat {
+	case "parquet":
+		return newPQWriter(ctx, fio, path, fields, topts, options)
+	case "orc":
+		return newORCWriter(ctx, fio, path, fields, topts, options)
 	}
-	return topts, nil
+	return nil, fmt.Errorf("data file %s: not supported: file.format=%s", path, topts.FileFormat)
 }
 
 // newPQWriter opens a Parquet writer; topts are options parsed by
-// parquetOptions, options the same map (for the Parquet and statistics
+// newFormatWriter, options the same map (for the Parquet and statistics
 // keys only this package reads).
 func newPQWriter(ctx context.Context, fio fileio.FileIO, path string, fields table.RowType, topts *table.Options, options map[string]string) (*pqWriter, error) {
 	layout, err := parquetSchema(fields)
@@ -494,7 +518,7 @@ func (w *pqWriter) stats(from, to int) Stats {
 // Records must be given in key order, then sequence order; the caller rolls
 // files (EstimatedSize) and assigns sequence numbers.
 type KeyValueWriter struct {
-	pq         *pqWriter
+	fw         formatWriter
 	nKey       int
 	row        []any
 	stats      FileStats
@@ -508,19 +532,15 @@ type KeyValueWriter struct {
 // file.compression.zstd-level, parquet.block.size, parquet.page.size,
 // metadata.stats-mode, fields.<f>.stats-mode, ...).
 func NewKeyValueWriter(ctx context.Context, fio fileio.FileIO, path string, schema Schema, options map[string]string) (*KeyValueWriter, error) {
-	topts, err := parquetOptions(path, options)
-	if err != nil {
-		return nil, err
-	}
 	fields, err := schema.KeyValueFields()
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", path, err)
 	}
-	pq, err := newPQWriter(ctx, fio, path, fields, topts, options)
+	pq, err := newFormatWriter(ctx, fio, path, fields, options)
 	if err != nil {
 		return nil, err
 	}
-	w := &KeyValueWriter{pq: pq, nKey: len(schema.KeyNames), row: make([]any, len(fields)), fields: fields}
+	w := &KeyValueWriter{fw: pq, nKey: len(schema.KeyNames), row: make([]any, len(fields)), fields: fields}
 	for _, f := range schema.Fields {
 		w.valueNames = append(w.valueNames, f.Name)
 	}
@@ -531,13 +551,13 @@ func NewKeyValueWriter(ctx context.Context, fio fileio.FileIO, path string, sche
 func (w *KeyValueWriter) Write(kv table.KeyValue) error {
 	if len(kv.Key) != w.nKey || len(kv.Value) != len(w.row)-w.nKey-2 {
 		return fmt.Errorf("write data file %s: record has %d key and %d value fields, want %d and %d",
-			w.pq.path, len(kv.Key), len(kv.Value), w.nKey, len(w.row)-w.nKey-2)
+			w.fw.filePath(), len(kv.Key), len(kv.Value), w.nKey, len(w.row)-w.nKey-2)
 	}
 	copy(w.row, kv.Key)
 	w.row[w.nKey] = kv.Seq
 	w.row[w.nKey+1] = int8(kv.Kind)
 	copy(w.row[w.nKey+2:], kv.Value)
-	if err := w.pq.write(w.row); err != nil {
+	if err := w.fw.write(w.row); err != nil {
 		return err
 	}
 	s := &w.stats
@@ -561,30 +581,30 @@ func (w *KeyValueWriter) RowCount() int64 { return w.stats.RowCount }
 
 // EstimatedSize is the approximate uncompressed size written so far, for
 // rolling files at target-file-size.
-func (w *KeyValueWriter) EstimatedSize() int64 { return w.pq.estimated() }
+func (w *KeyValueWriter) EstimatedSize() int64 { return w.fw.estimated() }
 
 // Close finishes the file and returns its statistics.
 func (w *KeyValueWriter) Close() (*FileStats, error) {
-	size, err := w.pq.close()
+	size, err := w.fw.close()
 	if err != nil {
 		return nil, err
 	}
 	s := w.stats
-	s.Path = w.pq.path
+	s.Path = w.fw.filePath()
 	s.FileSize = size
 	s.MaxKey = append(table.Row(nil), w.lastKey...)
-	s.KeyStats = w.pq.stats(0, w.nKey)
-	s.ValueStats = w.pq.stats(w.nKey+2, len(w.row))
+	s.KeyStats = w.fw.stats(0, w.nKey)
+	s.ValueStats = w.fw.stats(w.nKey+2, len(w.row))
 	s.ValueStatsCols = w.valueNames
 	return &s, nil
 }
 
 // Abort discards the file.
-func (w *KeyValueWriter) Abort() error { return w.pq.abort() }
+func (w *KeyValueWriter) Abort() error { return w.fw.abort() }
 
 // RowWriter writes one data file of an append table.
 type RowWriter struct {
-	pq     *pqWriter
+	fw     formatWriter
 	names  []string
 	n      int
 	fields table.RowType
@@ -593,15 +613,11 @@ type RowWriter struct {
 // NewRowWriter creates a Parquet data file of an append table with the
 // given columns; options as for NewKeyValueWriter.
 func NewRowWriter(ctx context.Context, fio fileio.FileIO, path string, fields table.RowType, options map[string]string) (*RowWriter, error) {
-	topts, err := parquetOptions(path, options)
+	pq, err := newFormatWriter(ctx, fio, path, fields, options)
 	if err != nil {
 		return nil, err
 	}
-	pq, err := newPQWriter(ctx, fio, path, fields, topts, options)
-	if err != nil {
-		return nil, err
-	}
-	w := &RowWriter{pq: pq, n: len(fields), fields: fields}
+	w := &RowWriter{fw: pq, n: len(fields), fields: fields}
 	for _, f := range fields {
 		w.names = append(w.names, f.Name)
 	}
@@ -611,31 +627,31 @@ func NewRowWriter(ctx context.Context, fio fileio.FileIO, path string, fields ta
 // Write appends a row.
 func (w *RowWriter) Write(row table.Row) error {
 	if len(row) != w.n {
-		return fmt.Errorf("write data file %s: row has %d fields, want %d", w.pq.path, len(row), w.n)
+		return fmt.Errorf("write data file %s: row has %d fields, want %d", w.fw.filePath(), len(row), w.n)
 	}
-	return w.pq.write(row)
+	return w.fw.write(row)
 }
 
 // RowCount is the number of rows written so far.
-func (w *RowWriter) RowCount() int64 { return w.pq.rows }
+func (w *RowWriter) RowCount() int64 { return w.fw.rowCount() }
 
 // EstimatedSize is the approximate uncompressed size written so far.
-func (w *RowWriter) EstimatedSize() int64 { return w.pq.estimated() }
+func (w *RowWriter) EstimatedSize() int64 { return w.fw.estimated() }
 
 // Close finishes the file and returns its statistics (no key or sequence
 // fields: the caller assigns sequence numbers to append files).
 func (w *RowWriter) Close() (*FileStats, error) {
-	size, err := w.pq.close()
+	size, err := w.fw.close()
 	if err != nil {
 		return nil, err
 	}
-	s := &FileStats{Path: w.pq.path, RowCount: w.pq.rows, FileSize: size, ValueStatsCols: w.names}
-	s.ValueStats = w.pq.stats(0, w.n)
+	s := &FileStats{Path: w.fw.filePath(), RowCount: w.fw.rowCount(), FileSize: size, ValueStatsCols: w.names}
+	s.ValueStats = w.fw.stats(0, w.n)
 	return s, nil
 }
 
 // Abort discards the file.
-func (w *RowWriter) Abort() error { return w.pq.abort() }
+func (w *RowWriter) Abort() error { return w.fw.abort() }
 
 func (w *pqWriter) estimated() int64 { return w.tail.n + w.buffered }
 

@@ -1,0 +1,408 @@
+package orc
+
+import (
+	"bytes"
+	"fmt"
+	"math/big"
+	"math/bits"
+
+	"github.com/golang/snappy"
+	"github.com/klauspost/compress/flate"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+)
+
+// This file holds the writer's encoders: byte and boolean RLE, integer
+// RLE v2 and the compression chunks. Every encoder is called once per row
+// group and ends its runs there, so a row index position needs no "values
+// already consumed in the current run" (always 0) and the writer can
+// compute positions from byte offsets alone.
+
+func zigzag(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
+
+func putUvarint(b []byte, v uint64) []byte {
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
+}
+
+// encodeByteRLE appends vals in byte RLE: runs of 3 to 130 equal bytes,
+// literals of up to 128.
+func encodeByteRLE(dst, vals []byte) []byte {
+	i := 0
+	for i < len(vals) {
+		j := i + 1
+		for j < len(vals) && vals[j] == vals[i] && j-i < 130 {
+			j++
+		}
+		if j-i >= 3 {
+			dst = append(dst, byte(j-i-3), vals[i])
+			i = j
+			continue
+		}
+		k := i
+		for k < len(vals) && k-i < 128 {
+			if k+2 < len(vals) && vals[k] == vals[k+1] && vals[k] == vals[k+2] {
+				break
+			}
+			k++
+		}
+		dst = append(dst, byte(-int8(k-i)))
+		dst = append(dst, vals[i:k]...)
+		i = k
+	}
+	return dst
+}
+
+// boolEncoder packs booleans MSB first into bytes and byte-RLEs the
+// complete ones at every mark; a partial byte waits for the next group.
+type boolEncoder struct {
+	buf     []byte
+	pending []byte
+	cur     byte
+	nbits   int
+}
+
+func (e *boolEncoder) add(v bool) {
+	if v {
+		e.cur |= 0x80 >> e.nbits
+	}
+	e.nbits++
+	if e.nbits == 8 {
+		e.pending = append(e.pending, e.cur)
+		e.cur, e.nbits = 0, 0
+	}
+}
+
+// mark ends a row group; it returns the byte offset of the next run and
+// the bits of the current byte already used.
+func (e *boolEncoder) mark() (uint64, uint64) {
+	e.buf = encodeByteRLE(e.buf, e.pending)
+	e.pending = e.pending[:0]
+	return uint64(len(e.buf)), uint64(e.nbits)
+}
+
+func (e *boolEncoder) finish() []byte {
+	if e.nbits > 0 {
+		e.pending = append(e.pending, e.cur)
+		e.cur, e.nbits = 0, 0
+	}
+	e.mark()
+	return e.buf
+}
+
+// widthCode is the RLE v2 5-bit code of a width closestFixedBits returns.
+func widthCode(w int) int {
+	switch {
+	case w <= 24:
+		return w - 1
+	case w == 26:
+		return 24
+	case w == 28:
+		return 25
+	case w == 30:
+		return 26
+	case w == 32:
+		return 27
+	case w == 40:
+		return 28
+	case w == 48:
+		return 29
+	case w == 56:
+		return 30
+	}
+	return 31
+}
+
+func bitsFor(u uint64) int { return bits.Len64(u) }
+
+// pack appends vals big-endian bit-packed at width w, padded to a byte.
+func pack(dst []byte, vals []uint64, w int) []byte {
+	var acc uint64
+	var n int
+	for _, v := range vals {
+		rem := w
+		for rem > 0 {
+			take := min(rem, 8-n)
+			acc = acc<<take | (v>>(rem-take))&(1<<take-1)
+			n += take
+			rem -= take
+			if n == 8 {
+				dst = append(dst, byte(acc))
+				acc, n = 0, 0
+			}
+		}
+	}
+	if n > 0 {
+		dst = append(dst, byte(acc<<(8-n)))
+	}
+	return dst
+}
+
+// encodeIntV2 appends vals in integer RLE v2: runs of equal values as
+// SHORT_REPEAT (3 to 10) or DELTA with a zero delta, monotone stretches as
+// DELTA when that is smaller, everything else DIRECT. (PATCHED_BASE, which
+// Java also writes for outliers, is not needed: DIRECT holds any value.)
+func encodeIntV2(dst []byte, vals []int64, signed bool) []byte {
+	var scratch []uint64
+	i := 0
+	for i < len(vals) {
+		j := i + 1
+		for j < len(vals) && vals[j] == vals[i] && j-i < 512 {
+			j++
+		}
+		if j-i >= 3 {
+			dst = encodeRepeat(dst, vals[i], j-i, signed)
+			i = j
+			continue
+		}
+		k := i
+		for k < len(vals) && k-i < 512 {
+			if k+2 < len(vals) && vals[k] == vals[k+1] && vals[k] == vals[k+2] {
+				break
+			}
+			k++
+		}
+		dst, scratch = encodeLiterals(dst, vals[i:k], signed, scratch)
+		i = k
+	}
+	return dst
+}
+
+func encodeRepeat(dst []byte, v int64, n int, signed bool) []byte {
+	u := uint64(v)
+	if signed {
+		u = zigzag(v)
+	}
+	if n <= 10 {
+		nb := max(1, (bitsFor(u)+7)/8)
+		dst = append(dst, byte(nb-1)<<3|byte(n-3))
+		for k := nb - 1; k >= 0; k-- {
+			dst = append(dst, byte(u>>(8*k)))
+		}
+		return dst
+	}
+	// DELTA, width 0: base and a zero delta.
+	dst = append(dst, 3<<6|byte((n-1)>>8&1), byte(n-1))
+	if signed {
+		dst = putUvarint(dst, zigzag(v))
+	} else {
+		dst = putUvarint(dst, uint64(v))
+	}
+	return append(dst, 0)
+}
+
+func encodeLiterals(dst []byte, vals []int64, signed bool, scratch []uint64) ([]byte, []uint64) {
+	n := len(vals)
+	scratch = scratch[:0]
+	var maxU uint64
+	for _, v := range vals {
+		u := uint64(v)
+		if signed {
+			u = zigzag(v)
+		}
+		scratch = append(scratch, u)
+		maxU |= u
+	}
+	w := closestFixedBits(bitsFor(maxU))
+	directSize := (n*w + 7) / 8
+	if n >= 3 {
+		if d, ok := deltaRun(vals, signed); ok {
+			if len(d.body) < directSize {
+				dst = append(dst, 3<<6|byte(d.code)<<1|byte((n-1)>>8&1), byte(n-1))
+				return append(dst, d.body...), scratch
+			}
+		}
+	}
+	dst = append(dst, 1<<6|byte(widthCode(w))<<1|byte((n-1)>>8&1), byte(n-1))
+	return pack(dst, scratch, w), scratch
+}
+
+type delta struct {
+	code int
+	body []byte
+}
+
+// deltaRun encodes vals as a DELTA run if every step has the sign of the
+// first and no difference overflows.
+func deltaRun(vals []int64, signed bool) (delta, bool) {
+	if !signed && vals[0] < 0 {
+		return delta{}, false
+	}
+	first, ok := sub(vals[1], vals[0])
+	if !ok {
+		return delta{}, false
+	}
+	ds := make([]uint64, 0, len(vals)-2)
+	var maxD uint64
+	fixed := true
+	for k := 2; k < len(vals); k++ {
+		d, ok := sub(vals[k], vals[k-1])
+		if !ok || (first >= 0 && d < 0) || (first < 0 && d > 0) || (first == 0 && d != 0) {
+			return delta{}, false
+		}
+		fixed = fixed && d == first
+		if d < 0 {
+			d = -d
+		}
+		ds = append(ds, uint64(d))
+		maxD |= uint64(d)
+	}
+	var body []byte
+	if signed {
+		body = putUvarint(body, zigzag(vals[0]))
+	} else {
+		body = putUvarint(body, uint64(vals[0]))
+	}
+	body = putUvarint(body, zigzag(first))
+	if fixed {
+		// A fixed delta: width 0, no packed deltas.
+		return delta{code: 0, body: body}, true
+	}
+	w := bitsFor(maxD)
+	if w <= 1 {
+		w = 2 // code 0 means a fixed delta, so 1-bit deltas use 2 bits (as Java does)
+	}
+	w = closestFixedBits(w)
+	return delta{code: widthCode(w), body: pack(body, ds, w)}, true
+}
+
+func sub(a, b int64) (int64, bool) {
+	d := a - b
+	if (a >= b) != (d >= 0) || d == -1<<63 {
+		return 0, false
+	}
+	return d, true
+}
+
+// appendBigVarint appends v zigzag base-128 (ORC DECIMAL data).
+func appendBigVarint(dst []byte, v *big.Int) []byte {
+	if v.IsInt64() {
+		x := v.Int64()
+		if x > -1<<62 && x < 1<<62 {
+			return putUvarint(dst, zigzag(x))
+		}
+	}
+	z := new(big.Int).Lsh(v, 1)
+	if v.Sign() < 0 {
+		z.Neg(z).Sub(z, big.NewInt(1))
+	}
+	for {
+		low := byte(z.Uint64() & 0x7f)
+		z.Rsh(z, 7)
+		if z.Sign() == 0 {
+			return append(dst, low)
+		}
+		dst = append(dst, low|0x80)
+	}
+}
+
+// compressor writes ORC's chunked compression with one encoder per file.
+type compressor struct {
+	kind  Compression
+	block int
+	zstd  *zstd.Encoder
+	flate *flate.Writer
+	level int
+	out   bytes.Buffer
+}
+
+func newCompressor(kind Compression, block, level int) (*compressor, error) {
+	c := &compressor{kind: kind, block: block, level: level}
+	switch kind {
+	case CompressionNone, CompressionSnappy, CompressionLZ4:
+	case CompressionZlib:
+		if level < 1 || level > 9 {
+			level = flate.DefaultCompression
+		}
+		w, err := flate.NewWriter(nil, level)
+		if err != nil {
+			return nil, fmt.Errorf("zlib level %d: %w", level, err)
+		}
+		c.flate = w
+	case CompressionZstd:
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)),
+			zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(1<<20))
+		if err != nil {
+			return nil, fmt.Errorf("zstd level %d: %w", level, err)
+		}
+		c.zstd = enc
+	default:
+		return nil, fmt.Errorf("%w: compression %s for writing", ErrUnsupported, kind)
+	}
+	return c, nil
+}
+
+// compress returns data in compression chunks of at most c.block
+// uncompressed bytes and the compressed offset at which each chunk starts.
+func (c *compressor) compress(data []byte) ([]byte, []uint64, error) {
+	if c.kind == CompressionNone {
+		return data, nil, nil
+	}
+	var out []byte
+	var starts []uint64
+	for off := 0; off < len(data); off += c.block {
+		chunk := data[off:min(off+c.block, len(data))]
+		starts = append(starts, uint64(len(out)))
+		z, err := c.chunk(chunk)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(z) >= len(chunk) {
+			h := uint32(len(chunk))<<1 | 1
+			out = append(out, byte(h), byte(h>>8), byte(h>>16))
+			out = append(out, chunk...)
+			continue
+		}
+		h := uint32(len(z)) << 1
+		out = append(out, byte(h), byte(h>>8), byte(h>>16))
+		out = append(out, z...)
+	}
+	return out, starts, nil
+}
+
+func (c *compressor) chunk(b []byte) ([]byte, error) {
+	switch c.kind {
+	case CompressionZlib:
+		c.out.Reset()
+		c.flate.Reset(&c.out)
+		if _, err := c.flate.Write(b); err != nil {
+			return nil, fmt.Errorf("zlib: %w", err)
+		}
+		if err := c.flate.Close(); err != nil {
+			return nil, fmt.Errorf("zlib: %w", err)
+		}
+		return c.out.Bytes(), nil
+	case CompressionSnappy:
+		return snappy.Encode(nil, b), nil
+	case CompressionLZ4:
+		buf := make([]byte, lz4.CompressBlockBound(len(b)))
+		n, err := lz4.CompressBlock(b, buf, nil)
+		if err != nil {
+			return nil, fmt.Errorf("lz4: %w", err)
+		}
+		if n == 0 { // incompressible: lz4 leaves it to the caller
+			return b, nil
+		}
+		return buf[:n], nil
+	case CompressionZstd:
+		return c.zstd.EncodeAll(b, nil), nil
+	}
+	return b, nil
+}
+
+// position maps an uncompressed offset u of a stream to its row index
+// positions: (compressed chunk start, offset in the chunk) or (u).
+func (c *compressor) position(dst []uint64, starts []uint64, compressedLen int, u uint64) []uint64 {
+	if c.kind == CompressionNone {
+		return append(dst, u)
+	}
+	k := int(u / uint64(c.block))
+	start := uint64(compressedLen)
+	if k < len(starts) {
+		start = starts[k]
+	}
+	return append(dst, start, u%uint64(c.block))
+}

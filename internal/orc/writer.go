@@ -1,0 +1,861 @@
+package orc
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"slices"
+	"sort"
+)
+
+// Defaults of Java's ORC writer (OrcConf).
+const (
+	DefaultBlockSize          = 256 << 10 // orc.compress.size
+	DefaultStripeSize         = 64 << 20  // orc.stripe.size
+	DefaultRowIndexStride     = 10000     // orc.row.index.stride
+	DefaultDictionaryKeyRatio = 0.8       // orc.dictionary.key.threshold
+	// writerVersion is the postscript's writerVersion Java 1.9 writes
+	// (ORC_14): readers apply no workaround for older writers' bugs.
+	writerVersion = 9
+	// maxWriteStripeRows caps the rows of a stripe whatever its size.
+	maxWriteStripeRows = 1 << 24
+)
+
+// TypeDesc describes a column to write: Kind and, by kind, Fields and
+// Children (STRUCT: one child per field; LIST: the element; MAP: key and
+// value), Precision and Scale (DECIMAL), MaxLength (CHAR, VARCHAR).
+// Attributes are the type attributes Java stores (Paimon's paimon.id).
+type TypeDesc struct {
+	Kind       Kind
+	Fields     []string
+	Children   []*TypeDesc
+	Precision  int
+	Scale      int
+	MaxLength  int
+	Attributes map[string]string
+}
+
+// WriterOptions are the ORC writer settings; zero values take Java's
+// defaults.
+type WriterOptions struct {
+	Compression      Compression
+	CompressionLevel int // zstd level (Java's orc.compression.zstd.level), zlib level
+	BlockSize        int // compression chunk size
+	StripeSize       int64
+	RowIndexStride   int // rows per row index entry; negative: no row index
+	// DictionaryKeyRatio: a string column of a stripe is dictionary
+	// encoded when distinct values / non-null values <= this ratio
+	// (orc.dictionary.key.threshold; 0 never, 1 always).
+	DictionaryKeyRatio *float64
+	Metadata           map[string][]byte
+	Software           string
+}
+
+// Writer writes one ORC file, row by row. Values are the generic values
+// Column.Value returns: nil, bool, int64, float64, []byte or string, Dec,
+// Time (TIMESTAMP: wall-clock seconds as if UTC; TIMESTAMP_INSTANT: UTC),
+// []any (STRUCT fields, LIST elements) and []KV (MAP).
+type Writer struct {
+	w        io.Writer
+	opts     WriterOptions
+	ratio    float64
+	types    []Type
+	cols     []*colWriter // by column id
+	root     *colWriter
+	comp     *compressor
+	off      uint64
+	rows     uint64 // rows of the current stripe
+	total    uint64
+	stripes  []StripeInfo
+	stripeSt [][]*colStats
+	buffered int64
+	err      error
+	closed   bool
+}
+
+// NewWriter starts an ORC file on w with the root struct schema.
+func NewWriter(w io.Writer, schema *TypeDesc, opts WriterOptions) (*Writer, error) {
+	if schema == nil || schema.Kind != Struct {
+		return nil, errors.New("orc writer: the schema must be a struct")
+	}
+	if opts.BlockSize <= 0 {
+		opts.BlockSize = DefaultBlockSize
+	}
+	if opts.BlockSize >= 1<<23 {
+		return nil, fmt.Errorf("orc writer: compression block size %d exceeds the 3-byte chunk header", opts.BlockSize)
+	}
+	if opts.StripeSize <= 0 {
+		opts.StripeSize = DefaultStripeSize
+	}
+	if opts.RowIndexStride == 0 {
+		opts.RowIndexStride = DefaultRowIndexStride
+	}
+	ratio := DefaultDictionaryKeyRatio
+	if opts.DictionaryKeyRatio != nil {
+		ratio = *opts.DictionaryKeyRatio
+	}
+	comp, err := newCompressor(opts.Compression, opts.BlockSize, opts.CompressionLevel)
+	if err != nil {
+		return nil, fmt.Errorf("orc writer: %w", err)
+	}
+	wr := &Writer{w: w, opts: opts, ratio: ratio, comp: comp}
+	if err := wr.flatten(schema); err != nil {
+		return nil, err
+	}
+	for i := range wr.types {
+		wr.cols = append(wr.cols, &colWriter{id: i, t: &wr.types[i]})
+	}
+	for _, c := range wr.cols {
+		for _, s := range c.t.Subtypes {
+			c.children = append(c.children, wr.cols[s])
+		}
+		c.file = newColStats(c.t)
+		c.groups = []*colStats{newColStats(c.t)}
+	}
+	wr.root = wr.cols[0]
+	if _, err := w.Write([]byte("ORC")); err != nil {
+		return nil, fmt.Errorf("orc writer: %w", err)
+	}
+	wr.off = 3
+	return wr, nil
+}
+
+func (w *Writer) flatten(t *TypeDesc) error {
+	id := len(w.types)
+	w.types = append(w.types, Type{Kind: t.Kind, FieldNames: t.Fields, MaxLength: t.MaxLength,
+		Precision: t.Precision, Scale: t.Scale, Attributes: t.Attributes})
+	want := 0
+	switch t.Kind {
+	case Struct:
+		want = len(t.Fields)
+	case List:
+		want = 1
+	case Map:
+		want = 2
+	case Union:
+		return fmt.Errorf("orc writer: %w: UNION columns", ErrUnsupported)
+	case Decimal:
+		if t.Precision < 1 || t.Precision > 38 || t.Scale < 0 || t.Scale > t.Precision {
+			return fmt.Errorf("orc writer: DECIMAL(%d, %d)", t.Precision, t.Scale)
+		}
+	}
+	if t.Kind < Boolean || t.Kind > TimestampInstant {
+		return fmt.Errorf("orc writer: type kind %d", int(t.Kind))
+	}
+	if len(t.Children) != want {
+		return fmt.Errorf("orc writer: %s type with %d children", t.Kind, len(t.Children))
+	}
+	for _, c := range t.Children {
+		w.types[id].Subtypes = append(w.types[id].Subtypes, len(w.types))
+		if err := w.flatten(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// colWriter buffers one column's entries of the current stripe.
+type colWriter struct {
+	id       int
+	t        *Type
+	children []*colWriter
+	present  []bool // one per entry; all true unless hasNull
+	hasNull  bool
+	n        int     // entries
+	ints     []int64 // BOOLEAN (0/1), BYTE..LONG, DATE; LIST/MAP lengths
+	floats   []float64
+	arena    []byte // STRING/BINARY bytes, back to back
+	lens     []int64
+	decs     []*big.Int
+	secs     []int64
+	nanos    []int32
+	marks    []int // entries at the start of each row group after the first
+	file     *colStats
+	groups   []*colStats
+}
+
+func (w *Writer) groupStats(c *colWriter) *colStats { return c.groups[len(c.groups)-1] }
+
+// Write appends one row: one value per field of the root struct.
+func (w *Writer) Write(row []any) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return errors.New("orc writer: closed")
+	}
+	if len(row) != len(w.root.children) {
+		return fmt.Errorf("orc writer: row of %d values for %d columns", len(row), len(w.root.children))
+	}
+	if w.opts.RowIndexStride > 0 && w.rows > 0 && w.rows%uint64(w.opts.RowIndexStride) == 0 {
+		for _, c := range w.cols {
+			c.marks = append(c.marks, c.n)
+			c.groups = append(c.groups, newColStats(c.t))
+		}
+	}
+	w.root.present = append(w.root.present, true)
+	w.root.n++
+	w.groupStats(w.root).n++
+	for k, c := range w.root.children {
+		if err := w.add(c, row[k]); err != nil {
+			// A half-added row leaves columns of different lengths.
+			w.err = fmt.Errorf("orc writer: column %s: %w", w.root.t.FieldNames[k], err)
+			return w.err
+		}
+	}
+	w.rows++
+	w.total++
+	// The row cap keeps stripes of tiny rows (a lone BOOLEAN column) well
+	// inside what readers take (this package's reader: 1<<26 rows).
+	if w.buffered >= w.opts.StripeSize || w.rows >= maxWriteStripeRows {
+		return w.flushStripe()
+	}
+	return nil
+}
+
+func (w *Writer) add(c *colWriter, v any) error {
+	st := w.groupStats(c)
+	c.n++
+	if v == nil {
+		if !c.hasNull {
+			c.hasNull = true
+			c.present = slices.Grow(c.present, c.n)
+			for len(c.present) < c.n-1 {
+				c.present = append(c.present, true)
+			}
+		}
+		c.present = append(c.present, false)
+		st.null()
+		w.buffered++
+		return nil
+	}
+	if c.hasNull {
+		c.present = append(c.present, true)
+	}
+	switch c.t.Kind {
+	case Boolean:
+		b, ok := v.(bool)
+		if !ok {
+			return fmt.Errorf("value %T for a boolean", v)
+		}
+		var x int64
+		if b {
+			x = 1
+		}
+		c.ints = append(c.ints, x)
+		st.addBool(b)
+		w.buffered++
+	case Byte, Short, Int, Long, Date:
+		x, ok := toInt64(v)
+		if !ok {
+			return fmt.Errorf("value %T for a %s", v, c.t.Kind)
+		}
+		if lo, hi := intRange(c.t.Kind); x < lo || x > hi {
+			return fmt.Errorf("value %d out of range for a %s", x, c.t.Kind)
+		}
+		c.ints = append(c.ints, x)
+		st.addInt(x)
+		w.buffered += 8
+	case Float, Double:
+		x, ok := v.(float64)
+		if !ok {
+			f32, ok32 := v.(float32)
+			if !ok32 {
+				return fmt.Errorf("value %T for a %s", v, c.t.Kind)
+			}
+			x = float64(f32)
+		}
+		if c.t.Kind == Float {
+			x = float64(float32(x))
+		}
+		c.floats = append(c.floats, x)
+		st.addFloat(x)
+		w.buffered += 8
+	case String, Varchar, Char, Binary:
+		start := len(c.arena)
+		switch x := v.(type) {
+		case []byte:
+			c.arena = append(c.arena, x...)
+		case string:
+			c.arena = append(c.arena, x...)
+		default:
+			return fmt.Errorf("value %T for a %s", v, c.t.Kind)
+		}
+		n := len(c.arena) - start
+		c.lens = append(c.lens, int64(n))
+		st.addBytes(c.arena[start:len(c.arena):len(c.arena)])
+		w.buffered += int64(n) + 4
+	case Decimal:
+		d, ok := v.(Dec)
+		if !ok || d.Unscaled == nil {
+			return fmt.Errorf("value %T for a decimal", v)
+		}
+		u, err := rescale(d, c.t.Scale)
+		if err != nil {
+			return err
+		}
+		if len(new(big.Int).Abs(u).String()) > c.t.Precision && u.Sign() != 0 {
+			return fmt.Errorf("decimal %s does not fit DECIMAL(%d, %d)", decString(u, c.t.Scale), c.t.Precision, c.t.Scale)
+		}
+		c.decs = append(c.decs, u)
+		st.addDec(u)
+		w.buffered += 16
+	case Timestamp, TimestampInstant:
+		t, ok := v.(Time)
+		if !ok || t.Nanos < 0 || t.Nanos > 999999999 {
+			return fmt.Errorf("value %#v for a timestamp", v)
+		}
+		c.secs = append(c.secs, t.Secs)
+		c.nanos = append(c.nanos, t.Nanos)
+		st.addTime(t)
+		w.buffered += 12
+	case Struct:
+		fs, ok := v.([]any)
+		if !ok || len(fs) != len(c.children) {
+			return fmt.Errorf("value %T for a struct of %d fields", v, len(c.children))
+		}
+		st.n++
+		for k, ch := range c.children {
+			if err := w.add(ch, fs[k]); err != nil {
+				return fmt.Errorf("field %s: %w", c.t.FieldNames[k], err)
+			}
+		}
+	case List:
+		es, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("value %T for a list", v)
+		}
+		c.ints = append(c.ints, int64(len(es)))
+		st.addCollection(uint64(len(es)))
+		w.buffered += 4
+		for _, e := range es {
+			if err := w.add(c.children[0], e); err != nil {
+				return err
+			}
+		}
+	case Map:
+		kvs, ok := v.([]KV)
+		if !ok {
+			return fmt.Errorf("value %T for a map", v)
+		}
+		c.ints = append(c.ints, int64(len(kvs)))
+		st.addCollection(uint64(len(kvs)))
+		w.buffered += 4
+		for _, kv := range kvs {
+			if err := w.add(c.children[0], kv.Key); err != nil {
+				return fmt.Errorf("key: %w", err)
+			}
+			if err := w.add(c.children[1], kv.Value); err != nil {
+				return fmt.Errorf("value: %w", err)
+			}
+		}
+	default:
+		return fmt.Errorf("%w: writing %s", ErrUnsupported, c.t.Kind)
+	}
+	return nil
+}
+
+func toInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case int32:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int8:
+		return int64(x), true
+	case int:
+		return int64(x), true
+	}
+	return 0, false
+}
+
+func intRange(k Kind) (int64, int64) {
+	switch k {
+	case Byte:
+		return math.MinInt8, math.MaxInt8
+	case Short:
+		return math.MinInt16, math.MaxInt16
+	case Int, Date:
+		return math.MinInt32, math.MaxInt32
+	}
+	return math.MinInt64, math.MaxInt64
+}
+
+func rescale(d Dec, scale int) (*big.Int, error) {
+	if d.Scale == scale {
+		return d.Unscaled, nil
+	}
+	diff := scale - d.Scale
+	if diff < -76 || diff > 76 {
+		return nil, fmt.Errorf("decimal of scale %d for a column of scale %d", d.Scale, scale)
+	}
+	p := new(big.Int).Exp(bigTen, big.NewInt(abs(int64(diff))), nil)
+	if diff > 0 {
+		return new(big.Int).Mul(d.Unscaled, p), nil
+	}
+	q, r := new(big.Int).QuoRem(d.Unscaled, p, new(big.Int))
+	if r.Sign() != 0 {
+		return nil, fmt.Errorf("decimal of scale %d loses digits at scale %d", d.Scale, scale)
+	}
+	return q, nil
+}
+
+// Rows is the number of rows written so far.
+func (w *Writer) Rows() uint64 { return w.total }
+
+// EstimatedSize is the bytes written plus the (uncompressed) estimate of
+// the buffered stripe.
+func (w *Writer) EstimatedSize() int64 { return int64(w.off) + w.buffered }
+
+// stream is one stream of a stripe being encoded: its uncompressed bytes
+// and, per row group, the uncompressed offset and extra RLE positions at
+// the group's start.
+type stream struct {
+	col, kind int
+	data      []byte
+	marks     [][]uint64 // per group: [uncompressed offset, RLE positions...]
+}
+
+type stripeEnc struct {
+	streams []*stream
+	encs    []pb
+}
+
+func (se *stripeEnc) add(col, kind int) *stream {
+	s := &stream{col: col, kind: kind}
+	se.streams = append(se.streams, s)
+	return s
+}
+
+// groupBounds returns, for a column, the entry index at the start of each
+// row group and the end.
+func (c *colWriter) groupBounds() []int {
+	b := append([]int{0}, c.marks...)
+	return append(b, c.n)
+}
+
+func (w *Writer) flushStripe() error {
+	if w.rows == 0 {
+		return nil
+	}
+	se := &stripeEnc{encs: make([]pb, len(w.cols))}
+	positions := make([][][]uint64, len(w.cols)) // col -> group -> positions
+	for _, c := range w.cols {
+		pos, err := w.encodeColumn(se, c)
+		if err != nil {
+			return fmt.Errorf("orc writer: column %d: %w", c.id, err)
+		}
+		positions[c.id] = pos
+	}
+	// Compress every stream and translate its marks into positions.
+	type out struct {
+		s    *stream
+		data []byte
+	}
+	outs := make([]out, len(se.streams))
+	for i, s := range se.streams {
+		z, starts, err := w.comp.compress(s.data)
+		if err != nil {
+			return fmt.Errorf("orc writer: %w", err)
+		}
+		outs[i] = out{s, z}
+		for g, m := range s.marks {
+			p := w.comp.position(nil, starts, len(z), m[0])
+			positions[s.col][g] = append(append(positions[s.col][g], p...), m[1:]...)
+		}
+	}
+	// Row indexes: one per column, with each group's statistics.
+	var index []out
+	if w.opts.RowIndexStride > 0 {
+		for _, c := range w.cols {
+			var ri pb
+			for g, st := range c.groups {
+				var e pb
+				if g < len(positions[c.id]) {
+					e = e.packed(1, positions[c.id][g])
+				}
+				e = e.bytes(2, st.proto())
+				ri = ri.bytes(1, e)
+			}
+			z, _, err := w.comp.compress(ri)
+			if err != nil {
+				return fmt.Errorf("orc writer: %w", err)
+			}
+			index = append(index, out{&stream{col: c.id, kind: streamRowIndex}, z})
+		}
+	}
+	var footer pb
+	var indexLen, dataLen uint64
+	for _, o := range index {
+		footer = footer.bytes(1, pb(nil).uint(1, uint64(o.s.kind)).uint(2, uint64(o.s.col)).uint(3, uint64(len(o.data))))
+		indexLen += uint64(len(o.data))
+	}
+	for _, o := range outs {
+		footer = footer.bytes(1, pb(nil).uint(1, uint64(o.s.kind)).uint(2, uint64(o.s.col)).uint(3, uint64(len(o.data))))
+		dataLen += uint64(len(o.data))
+	}
+	for _, e := range se.encs {
+		footer = footer.bytes(2, e)
+	}
+	footer = footer.str(3, "UTC")
+	zf, _, err := w.comp.compress(footer)
+	if err != nil {
+		return fmt.Errorf("orc writer: %w", err)
+	}
+	info := StripeInfo{Offset: w.off, IndexLength: indexLen, DataLength: dataLen, FooterLength: uint64(len(zf)), NumRows: w.rows}
+	for _, o := range index {
+		if err := w.put(o.data); err != nil {
+			return err
+		}
+	}
+	for _, o := range outs {
+		if err := w.put(o.data); err != nil {
+			return err
+		}
+	}
+	if err := w.put(zf); err != nil {
+		return err
+	}
+	w.stripes = append(w.stripes, info)
+	sst := make([]*colStats, len(w.cols))
+	for _, c := range w.cols {
+		s := newColStats(c.t)
+		for _, g := range c.groups {
+			s.merge(g)
+		}
+		sst[c.id] = s
+		c.file.merge(s)
+		*c = colWriter{id: c.id, t: c.t, children: c.children, file: c.file, groups: []*colStats{newColStats(c.t)}}
+	}
+	w.stripeSt = append(w.stripeSt, sst)
+	w.rows, w.buffered = 0, 0
+	return nil
+}
+
+func (w *Writer) put(b []byte) error {
+	if _, err := w.w.Write(b); err != nil {
+		w.err = fmt.Errorf("orc writer: %w", err)
+		return w.err
+	}
+	w.off += uint64(len(b))
+	return nil
+}
+
+// encodeColumn encodes c's streams group by group, marking each group's
+// start in every stream that has row index positions. flushStripe turns
+// the marks into positions in stream order, which is the order Java's
+// readers seek in: PRESENT, then the data streams as added here.
+func (w *Writer) encodeColumn(se *stripeEnc, c *colWriter) ([][]uint64, error) {
+	bounds := c.groupBounds()
+	ng := len(bounds) - 1
+	for len(c.groups) < ng {
+		c.groups = append(c.groups, newColStats(c.t))
+	}
+	pos := make([][]uint64, ng)
+	enc := pb(nil).uint(1, encDirect)
+	// vb[g]: the number of non-null entries before group g.
+	vb := make([]int, len(bounds))
+	if c.hasNull {
+		ps := se.add(c.id, streamPresent)
+		var be boolEncoder
+		k, v := 0, 0
+		for g := 0; g < ng; g++ {
+			u, bitsUsed := be.mark()
+			ps.marks = append(ps.marks, []uint64{u, 0, bitsUsed})
+			vb[g] = v
+			for ; k < bounds[g+1]; k++ {
+				be.add(c.present[k])
+				if c.present[k] {
+					v++
+				}
+			}
+		}
+		vb[ng] = v
+		ps.data = be.finish()
+	} else {
+		copy(vb, bounds)
+	}
+	switch c.t.Kind {
+	case Struct:
+	case Boolean:
+		s := se.add(c.id, streamData)
+		var be boolEncoder
+		for g := 0; g < ng; g++ {
+			be.mark()
+			s.marks = append(s.marks, []uint64{uint64(len(be.buf)), 0, uint64(be.nbits)})
+			for _, x := range c.ints[vb[g]:vb[g+1]] {
+				be.add(x != 0)
+			}
+		}
+		s.data = be.finish()
+	case Byte:
+		s := se.add(c.id, streamData)
+		for g := 0; g < ng; g++ {
+			s.marks = append(s.marks, []uint64{uint64(len(s.data)), 0})
+			vals := make([]byte, 0, vb[g+1]-vb[g])
+			for _, x := range c.ints[vb[g]:vb[g+1]] {
+				vals = append(vals, byte(int8(x)))
+			}
+			s.data = encodeByteRLE(s.data, vals)
+		}
+	case Short, Int, Long, Date:
+		enc = pb(nil).uint(1, encDirectV2)
+		s := se.add(c.id, streamData)
+		intGroups(s, c.ints, vb, true)
+	case Float, Double:
+		s := se.add(c.id, streamData)
+		for g := 0; g < ng; g++ {
+			s.marks = append(s.marks, []uint64{uint64(len(s.data))})
+			for _, x := range c.floats[vb[g]:vb[g+1]] {
+				if c.t.Kind == Float {
+					s.data = binary.LittleEndian.AppendUint32(s.data, math.Float32bits(float32(x)))
+				} else {
+					s.data = binary.LittleEndian.AppendUint64(s.data, math.Float64bits(x))
+				}
+			}
+		}
+	case String, Varchar, Char, Binary:
+		offs := make([]int, len(c.lens)+1)
+		for i, l := range c.lens {
+			offs[i+1] = offs[i] + int(l)
+		}
+		val := func(i int) []byte { return c.arena[offs[i]:offs[i+1]] }
+		if c.t.Kind != Binary && w.ratio > 0 {
+			if dict, idx, ok := w.dictionary(c, val); ok {
+				enc = pb(nil).uint(1, encDictionaryV2).uint(2, uint64(len(dict)))
+				s := se.add(c.id, streamData)
+				intGroups(s, idx, vb, false)
+				var dd []byte
+				dl := make([]int64, len(dict))
+				for i, d := range dict {
+					dd = append(dd, d...)
+					dl[i] = int64(len(d))
+				}
+				se.add(c.id, streamDictData).data = dd
+				se.add(c.id, streamLength).data = encodeIntV2(nil, dl, false)
+				break
+			}
+		}
+		enc = pb(nil).uint(1, encDirectV2)
+		ds := se.add(c.id, streamData)
+		for g := 0; g < ng; g++ {
+			ds.marks = append(ds.marks, []uint64{uint64(offs[vb[g]])})
+		}
+		ds.data = c.arena
+		intGroups(se.add(c.id, streamLength), c.lens, vb, false)
+	case Decimal:
+		enc = pb(nil).uint(1, encDirectV2)
+		ds := se.add(c.id, streamData)
+		for g := 0; g < ng; g++ {
+			ds.marks = append(ds.marks, []uint64{uint64(len(ds.data))})
+			for _, d := range c.decs[vb[g]:vb[g+1]] {
+				ds.data = appendBigVarint(ds.data, d)
+			}
+		}
+		scales := make([]int64, len(c.decs))
+		for i := range scales {
+			scales[i] = int64(c.t.Scale)
+		}
+		intGroups(se.add(c.id, streamSecondary), scales, vb, true)
+	case Timestamp, TimestampInstant:
+		enc = pb(nil).uint(1, encDirectV2)
+		secs := make([]int64, len(c.secs))
+		nanos := make([]int64, len(c.secs))
+		for i, s := range c.secs {
+			ns := c.nanos[i]
+			// Java's writer truncates pre-1970 seconds with a fraction of at
+			// least a millisecond towards zero (its reader undoes it).
+			if s < 0 && ns > 999999 {
+				s++
+			}
+			secs[i] = s - orcEpoch
+			nanos[i] = formatNanos(ns)
+		}
+		intGroups(se.add(c.id, streamData), secs, vb, true)
+		intGroups(se.add(c.id, streamSecondary), nanos, vb, false)
+	case List, Map:
+		enc = pb(nil).uint(1, encDirectV2)
+		intGroups(se.add(c.id, streamLength), c.ints, vb, false)
+	default:
+		return nil, fmt.Errorf("%w: writing %s", ErrUnsupported, c.t.Kind)
+	}
+	se.encs[c.id] = enc
+	return pos, nil
+}
+
+// intGroups RLE-v2-encodes vals group by group into s, marking each
+// group's start.
+func intGroups(s *stream, vals []int64, vb []int, signed bool) {
+	for g := 0; g+1 < len(vb); g++ {
+		s.marks = append(s.marks, []uint64{uint64(len(s.data)), 0})
+		s.data = encodeIntV2(s.data, vals[vb[g]:vb[g+1]], signed)
+	}
+}
+
+// dictionary decides, as Java does per stripe, whether column c is
+// dictionary encoded: distinct values / non-null values at most the
+// ratio. It returns the sorted dictionary and each value's index.
+func (w *Writer) dictionary(c *colWriter, val func(int) []byte) ([][]byte, []int64, bool) {
+	n := len(c.lens)
+	if n == 0 {
+		return nil, nil, false
+	}
+	limit := int(w.ratio * float64(n))
+	ids := make(map[string]int64)
+	var keys [][]byte
+	idx := make([]int64, n)
+	for i := 0; i < n; i++ {
+		v := val(i)
+		id, ok := ids[string(v)]
+		if !ok {
+			if len(keys) >= limit && w.ratio < 1 {
+				return nil, nil, false
+			}
+			id = int64(len(keys))
+			ids[string(v)] = id
+			keys = append(keys, v)
+		}
+		idx[i] = id
+	}
+	if float64(len(keys)) > w.ratio*float64(n) {
+		return nil, nil, false
+	}
+	order := make([]int, len(keys))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return string(keys[order[a]]) < string(keys[order[b]]) })
+	remap := make([]int64, len(keys))
+	sorted := make([][]byte, len(keys))
+	for r, o := range order {
+		remap[o] = int64(r)
+		sorted[r] = keys[o]
+	}
+	for i := range idx {
+		idx[i] = remap[idx[i]]
+	}
+	return sorted, idx, true
+}
+
+// formatNanos is ORC's nanosecond encoding: trailing decimal zeros are
+// dropped and their count (minus one) kept in the low 3 bits.
+func formatNanos(ns int32) int64 {
+	if ns == 0 {
+		return 0
+	}
+	v := int64(ns)
+	if v%100 != 0 {
+		return v << 3
+	}
+	v /= 100
+	z := int64(1)
+	for v%10 == 0 && z < 7 {
+		v /= 10
+		z++
+	}
+	return v<<3 | z
+}
+
+// Close flushes the last stripe and writes the metadata, footer and
+// postscript. The underlying writer is not closed.
+func (w *Writer) Close() error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return errors.New("orc writer: closed twice")
+	}
+	if err := w.flushStripe(); err != nil {
+		return err
+	}
+	w.closed = true
+	var meta pb
+	for _, sst := range w.stripeSt {
+		var ss pb
+		for _, s := range sst {
+			ss = ss.bytes(1, s.proto())
+		}
+		meta = meta.bytes(1, ss)
+	}
+	zm, _, err := w.comp.compress(meta)
+	if err != nil {
+		return fmt.Errorf("orc writer: %w", err)
+	}
+	var footer pb
+	footer = footer.uint(1, 3).uint(2, w.off)
+	for _, s := range w.stripes {
+		footer = footer.bytes(3, pb(nil).uint(1, s.Offset).uint(2, s.IndexLength).uint(3, s.DataLength).
+			uint(4, s.FooterLength).uint(5, s.NumRows))
+	}
+	for _, t := range w.types {
+		var m pb
+		m = m.uint(1, uint64(t.Kind))
+		subs := make([]uint64, len(t.Subtypes))
+		for i, s := range t.Subtypes {
+			subs[i] = uint64(s)
+		}
+		m = m.packed(2, subs)
+		for _, n := range t.FieldNames {
+			m = m.str(3, n)
+		}
+		if t.Kind == Char || t.Kind == Varchar {
+			m = m.uint(4, uint64(t.MaxLength))
+		}
+		if t.Kind == Decimal {
+			m = m.uint(5, uint64(t.Precision)).uint(6, uint64(t.Scale))
+		}
+		keys := make([]string, 0, len(t.Attributes))
+		for k := range t.Attributes {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			m = m.bytes(7, pb(nil).str(1, k).str(2, t.Attributes[k]))
+		}
+		footer = footer.bytes(4, m)
+	}
+	keys := make([]string, 0, len(w.opts.Metadata))
+	for k := range w.opts.Metadata {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		footer = footer.bytes(5, pb(nil).str(1, k).bytes(2, w.opts.Metadata[k]))
+	}
+	footer = footer.uint(6, w.total)
+	for _, c := range w.cols {
+		footer = footer.bytes(7, c.file.proto())
+	}
+	if w.opts.RowIndexStride > 0 {
+		footer = footer.uint(8, uint64(w.opts.RowIndexStride))
+	} else {
+		footer = footer.uint(8, 0)
+	}
+	footer = footer.uint(9, 0) // ORC_JAVA: the format Java writes, read by its rules
+	sw := w.opts.Software
+	if sw == "" {
+		sw = "compactd"
+	}
+	footer = footer.str(12, sw)
+	zf, _, err := w.comp.compress(footer)
+	if err != nil {
+		return fmt.Errorf("orc writer: %w", err)
+	}
+	var ps pb
+	ps = ps.uint(1, uint64(len(zf))).uint(2, uint64(w.opts.Compression)).uint(3, uint64(w.opts.BlockSize))
+	ps = ps.packed(4, []uint64{0, 12}).uint(5, uint64(len(zm))).uint(6, writerVersion).str(8000, "ORC")
+	if len(ps) > 255 {
+		return errors.New("orc writer: postscript longer than 255 bytes")
+	}
+	for _, b := range [][]byte{zm, zf, ps, {byte(len(ps))}} {
+		if err := w.put(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
