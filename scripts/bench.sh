@@ -7,7 +7,7 @@
 #
 # Sizes come from the environment so a quick run is possible:
 #   BENCH_ROWS=1000000,10000000   row counts of the compaction benchmark
-#   BENCH_SCHEMAS=narrow,wide,widepu
+#   BENCH_SCHEMAS=narrow,wide,widepu,narrow_orc,wide_orc   (_orc: the same table writing ORC data files)
 #   BENCH_REPEAT=3                           repetitions of each compaction (medians, min–max ratios)
 #   BENCH_EXPIRE=1000:100000,10000:1000000   snapshots:files (set but empty: skip)
 #   BENCH_PLAN=100:100,1000:100              buckets:files-per-bucket (set but empty: skip)
@@ -66,7 +66,7 @@ exec bin/compactd-bench run \
 	-work "$work" \
 	-compactd bin/compactd \
 	-rows "${BENCH_ROWS:-1000000,10000000}" \
-	-schemas "${BENCH_SCHEMAS:-narrow,wide,widepu}" \
+	-schemas "${BENCH_SCHEMAS:-narrow,wide,widepu,narrow_orc,wide_orc}" \
 	-repeat "${BENCH_REPEAT:-3}" \
 	-expire "${BENCH_EXPIRE-1000:100000,10000:1000000}" \
 	-plan "${BENCH_PLAN-100:100,1000:100}" \

@@ -23,7 +23,7 @@ type duckResult struct {
 
 // duckEngine is the query of a benchmark schema.
 func duckEngine(schema string) string {
-	if schema == "widepu" {
+	if base, _ := baseSchema(schema); base == "widepu" {
 		return "widepu"
 	}
 	return "dedup"

@@ -63,8 +63,16 @@ const puStreams = 3
 // puGroup-1 values.
 const puGroup = 10
 
+// orcSuffix marks a benchmark schema whose table writes ORC data files
+// (narrow_orc: the narrow schema with file.format=orc).
+const orcSuffix = "_orc"
+
+// baseSchema is a schema's name without orcSuffix, and whether it had it.
+func baseSchema(schema string) (string, bool) { return strings.CutSuffix(schema, orcSuffix) }
+
 // benchFields returns the columns of a schema; column 0 is the BIGINT key.
 func benchFields(schema string) (table.RowType, error) {
+	schema, _ = baseSchema(schema)
 	switch schema {
 	case "widepu":
 		// id, then per stream s: s<s>_ts (its sequence field) and 9 values.
@@ -100,6 +108,10 @@ func tableOptions(schema string, fields table.RowType, dv bool) map[string]strin
 	o := maps.Clone(benchOptions)
 	if dv {
 		maps.Copy(o, dvOptions)
+	}
+	schema, orc := baseSchema(schema)
+	if orc {
+		o["file.format"] = "orc"
 	}
 	if schema != "widepu" {
 		return o
@@ -219,7 +231,7 @@ func generate(ctx context.Context, warehouse, db, name string, spec genSpec) (in
 	}
 	rng := rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x9e3779b97f4a7c15))
 	m := keysPerRun(spec.Rows, spec.Runs)
-	if spec.Schema == "widepu" {
+	if base, _ := baseSchema(spec.Schema); base == "widepu" {
 		m = max(1, spec.Rows/puStreams)
 	}
 	var total int64
@@ -232,7 +244,7 @@ func generate(ctx context.Context, warehouse, db, name string, spec genSpec) (in
 			return w.Write(table.RowKindInsert, row)
 		}
 		keys := func(emit func(int64) error) error { return runKeys(m, spec.Runs, r, emit) }
-		if spec.Schema == "widepu" {
+		if base, _ := baseSchema(spec.Schema); base == "widepu" {
 			// Run r is a commit of stream r%3: only that stream's columns,
 			// its sequence field rising; every key gets one record per stream.
 			st := r % puStreams
