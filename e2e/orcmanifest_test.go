@@ -115,10 +115,10 @@ func TestJavaWrittenORCManifestTablesScanEqualJavaRead(t *testing.T) {
 	agg := fixtures.Generate(fixtures.Params{Engine: "aggregation", Partitioned: true, Buckets: 4, Size: fixtures.Tiny, Seed: 7})
 	pu := fixtures.Generate(fixtures.Params{Engine: "partial-update", Buckets: 1, Size: fixtures.Tiny, Seed: 8})
 	cases := []struct {
-		s            *fixtures.Scenario
-		dataFormat   string
-		compression  string
-		indexType    string // the index Java writes, "" for none
+		s           *fixtures.Scenario
+		dataFormat  string
+		compression string
+		indexType   string // the index Java writes, "" for none
 	}{
 		{dv, "orc", "zstd", "DELETION_VECTORS"},
 		{dyn, "parquet", "snappy", "HASH"},

@@ -67,7 +67,9 @@ func (t *Table) refuse(path string) error {
 	return &WriteRefusedError{Table: t.FullName(), File: path, Reason: t.readOnly}
 }
 
-func (t *Table) schemaPath(id int64) string { return fileio.Join(t.path, SchemaDir, SchemaFileName(id)) }
+func (t *Table) schemaPath(id int64) string {
+	return fileio.Join(t.path, SchemaDir, SchemaFileName(id))
+}
 
 // readOnlyFS is the FileIO of a table compactd must not write: reads pass
 // through, every write, delete and publish is refused naming the file.
