@@ -184,6 +184,10 @@ final class OrcOracle {
         Sample low = new Sample("low_cardinality", 2000, "zstd");
         low.lowCardinality = true;
         s.add(low);
+        // Small files (a few KiB), committed as seeds of internal/orc's fuzz target.
+        s.add(new Sample("small_rle_v1", 60, "snappy").opt("orc.write.format", "0.11"));
+        s.add(new Sample("small_zlib_direct", 60, "zlib").opt("orc.dictionary.key.threshold", "0"));
+        s.add(new Sample("small_lz4", 60, "lz4"));
         s.add(new Sample("empty", 0, "zstd"));
         s.add(new Sample("one_row", 1, "none"));
         return s;
