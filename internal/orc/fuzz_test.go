@@ -128,3 +128,23 @@ func FuzzReadJavaFiles(f *testing.F) {
 		}
 	})
 }
+
+// A chunk of a few bytes under a postscript naming a 1 GiB compression
+// block must not allocate anywhere near that: snappy's claimed length and
+// lz4's output buffer are bounded by the chunk's size.
+func TestTinyChunksDoNotAllocateTheBlockSize(t *testing.T) {
+	snappyClaim := []byte{0x80, 0x80, 0x80, 0x80, 0x02, 0x00} // decoded length 512 MiB
+	lz4Chunk := []byte{0x10, 'a'}                             // one literal
+	for _, c := range []struct {
+		codec Compression
+		chunk []byte
+	}{{CompressionSnappy, snappyClaim}, {CompressionLZ4, lz4Chunk}} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, _ = decompressChunk(c.codec, 1<<30, c.chunk, nil)
+		runtime.ReadMemStats(&after)
+		if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+			t.Errorf("%s: a %d-byte chunk allocated %d bytes", c.codec, len(c.chunk), n)
+		}
+	}
+}
