@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // javaSeeds are the files Java Paimon wrote: the ORC data files and ORC
@@ -145,6 +146,25 @@ func TestTinyChunksDoNotAllocateTheBlockSize(t *testing.T) {
 		runtime.ReadMemStats(&after)
 		if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
 			t.Errorf("%s: a %d-byte chunk allocated %d bytes", c.codec, len(c.chunk), n)
+		}
+	}
+}
+
+func TestWriterZones(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		off  int // seconds east of UTC on 2015-01-01
+		ok   bool
+	}{{"America/Los_Angeles", -8 * 3600, true}, {"Asia/Kolkata", 19800, true}, {"GMT+08:00", 8 * 3600, true}, {"GMT-03:30", -12600, true}, {"Mars/Olympus", 0, false}} {
+		l, err := loadZone(c.name)
+		if (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrUnsupported)) {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if err == nil {
+			if _, off := time.Date(2015, 1, 1, 0, 0, 0, 0, l).Zone(); off != c.off {
+				t.Errorf("%s: offset %d, want %d", c.name, off, c.off)
+			}
 		}
 	}
 }

@@ -575,7 +575,17 @@ func loadZone(name string) (*time.Location, error) {
 	}
 	l, err := time.LoadLocation(name)
 	if err != nil {
-		return nil, fmt.Errorf("%w: TIMESTAMP column written in time zone %q: %w", ErrUnsupported, name, err)
+		// Java's custom zone ids (-Duser.timezone=GMT+8 is "GMT+08:00").
+		var sign byte
+		var h, m int
+		if n, _ := fmt.Sscanf(name, "GMT%c%02d:%02d", &sign, &h, &m); n != 3 || (sign != '+' && sign != '-') || h > 23 || m > 59 {
+			return nil, fmt.Errorf("%w: TIMESTAMP column written in time zone %q: %w", ErrUnsupported, name, err)
+		}
+		off := h*3600 + m*60
+		if sign == '-' {
+			off = -off
+		}
+		l = time.FixedZone(name, off)
 	}
 	zones.Store(name, l)
 	return l, nil
