@@ -61,8 +61,9 @@ import java.util.TreeSet;
  * ARRAY and MAP of ROW/ARRAY), with nulls at every level. Files differ in compression (none, zlib,
  * snappy, lz4, zstd), string encoding (the dictionary threshold forcing dictionary or direct),
  * the RLE version (orc.write.format 0.11 writes RLE v1), the LTZ encoding
- * (orc.timestamp-ltz.legacy.type), the writer's time zone, stripe size and row index stride
- * (several stripes of several row groups each) and row count (one file is empty).
+ * (orc.timestamp-ltz.legacy.type), the writer's time zone, timestamps before the Gregorian reform
+ * (java.sql.Timestamp's Julian fields), stripe size and row index stride (several stripes of
+ * several row groups each) and row count (one file is empty).
  *
  * <p>For each file it writes D/name.orc and D/name.jsonl (the rows written, in order, in the
  * canonical JSON form) and prints {"name","orc","rows","fields" (the row type as Paimon's schema
@@ -141,6 +142,7 @@ final class OrcOracle {
         final Map<String, String> options = new LinkedHashMap<>();
         String zone = "UTC";
         boolean lowCardinality;
+        boolean ancient; // timestamps in years 1..1900 (Julian calendar before 1582 in java.sql.Timestamp)
 
         Sample(String name, int rows, String compression) {
             this.name = name;
@@ -188,6 +190,9 @@ final class OrcOracle {
         s.add(new Sample("small_rle_v1", 60, "snappy").opt("orc.write.format", "0.11"));
         s.add(new Sample("small_zlib_direct", 60, "zlib").opt("orc.dictionary.key.threshold", "0"));
         s.add(new Sample("small_lz4", 60, "lz4"));
+        Sample old = new Sample("ancient_timestamps", 500, "zstd");
+        old.ancient = true;
+        s.add(old);
         s.add(new Sample("empty", 0, "zstd"));
         s.add(new Sample("one_row", 1, "none"));
         return s;
@@ -225,6 +230,7 @@ final class OrcOracle {
                                 new BufferedWriter(Files.newBufferedWriter(java.nio.file.Paths.get(rowsPath), StandardCharsets.UTF_8)))) {
             FormatWriter w = format.createWriterFactory(type).create(os, s.compression);
             for (int i = 0; i < s.rows; i++) {
+                ancientTimestamps = s.ancient;
                 InternalRow row = row(type, i, rnd, s.lowCardinality);
                 w.addElement(row);
                 rows.println(Canonical.JSON.writeValueAsString(Canonical.rowToJson(type, row)));
@@ -471,11 +477,15 @@ final class OrcOracle {
         }
     }
 
+    private static boolean ancientTimestamps;
+
     private static Timestamp drawTimestamp(DataType t, Random rnd) {
         int p = t.getTypeRoot().name().equals("TIMESTAMP_WITHOUT_TIME_ZONE")
                 ? ((org.apache.paimon.types.TimestampType) t).getPrecision()
                 : ((org.apache.paimon.types.LocalZonedTimestampType) t).getPrecision();
-        long secs = (long) (rnd.nextDouble() * 6_311_433_600L) - 2_208_988_800L; // 1900..2100
+        long secs = ancientTimestamps
+                ? (long) (rnd.nextDouble() * 59_926_608_000L) - 62_135_596_800L // 0001..1900
+                : (long) (rnd.nextDouble() * 6_311_433_600L) - 2_208_988_800L; // 1900..2100
         int nanos = rnd.nextInt(1_000_000_000);
         long unit = (long) Math.pow(10, 9 - p);
         nanos = (int) (nanos / unit * unit);
