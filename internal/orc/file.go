@@ -82,15 +82,7 @@ type File struct {
 	Stripes      []StripeInfo
 	RowIndexStep uint64
 	Metadata     map[string][]byte
-	// Calendar is the footer's CalendarKind: 0 unknown (files before ORC
-	// 1.5.x recorded none; Java reads them as hybrid), 1 Julian/Gregorian
-	// hybrid (java.sql.Timestamp's, ORC Java's default), 2 proleptic
-	// Gregorian.
-	Calendar uint64
 }
-
-// CalendarProleptic is the footer's PROLEPTIC_GREGORIAN CalendarKind.
-const CalendarProleptic = 2
 
 // maxTail bounds postscript + footer + metadata: Java writes a few KiB to
 // MiBs (statistics of many columns and stripes).
@@ -233,8 +225,6 @@ func (f *File) parseFooter(b []byte) error {
 			f.Writer = fl.v
 		case 10:
 			return fmt.Errorf("%w: encrypted columns", ErrUnsupported)
-		case 11:
-			f.Calendar = fl.v
 		case 12:
 			f.Software = string(fl.b)
 		}

@@ -168,22 +168,3 @@ func TestWriterZones(t *testing.T) {
 		}
 	}
 }
-
-// java.sql.Timestamp counts wall-clock times before 1582-10-15 in the
-// Julian calendar: the day before the reform is Julian 1582-10-04, the
-// year 1 starts two days later than in the proleptic Gregorian calendar.
-func TestJulianToProleptic(t *testing.T) {
-	for _, c := range []struct {
-		hybrid int64
-		want   time.Time
-	}{
-		{GregorianCutover - 86400, time.Date(1582, 10, 4, 0, 0, 0, 0, time.UTC)},
-		{GregorianCutover - 1, time.Date(1582, 10, 4, 23, 59, 59, 0, time.UTC)},
-		{(1721424 - 2440588) * 86400, time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)},
-		{(1721424-2440588)*86400 + 3600, time.Date(1, 1, 1, 1, 0, 0, 0, time.UTC)},
-	} {
-		if got := julianToProleptic(c.hybrid); got != c.want.Unix() {
-			t.Errorf("julianToProleptic(%d) = %s, want %s", c.hybrid, time.Unix(got, 0).UTC(), c.want)
-		}
-	}
-}

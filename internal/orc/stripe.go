@@ -1,6 +1,7 @@
 package orc
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -281,6 +282,13 @@ func (sr *stripeReader) column(id, n int) (*Column, error) {
 		err = sr.floats(c, nn)
 	case String, Varchar, Char, Binary:
 		err = sr.bytes(c, nn)
+		if err == nil && t.Kind == Char {
+			// Writers pad CHAR values to the column's length; Java's ORC
+			// reader gives them back without the trailing spaces.
+			for k, b := range c.Bytes {
+				c.Bytes[k] = bytes.TrimRight(b, " ")
+			}
+		}
 	case Decimal:
 		err = sr.decimals(c, nn)
 	case Timestamp, TimestampInstant:
@@ -519,10 +527,6 @@ func (sr *stripeReader) timestamps(c *Column, nn int) error {
 		}
 		base = time.Date(2015, 1, 1, 0, 0, 0, 0, loc).Unix()
 	}
-	// A hybrid-calendar file stores a TIMESTAMP before the Gregorian
-	// reform as java.sql.Timestamp computes it: the wall-clock fields read
-	// in the Julian calendar.
-	hybrid := sr.f.Calendar != CalendarProleptic
 	c.Secs, c.Nanos = secs, make([]int32, nn)
 	for i := range secs {
 		// The low 3 bits count removed trailing decimal zeros (minus one).
@@ -555,38 +559,9 @@ func (sr *stripeReader) timestamps(c *Column, nn int) error {
 			_, off := time.Unix(s, 0).In(loc).Zone()
 			s += int64(off)
 		}
-		if c.Type.Kind == Timestamp && hybrid && s < GregorianCutover {
-			s = julianToProleptic(s)
-		}
 		c.Secs[i], c.Nanos[i] = s, int32(ns)
 	}
 	return nil
-}
-
-// GregorianCutover is 1582-10-15T00:00:00 (the first Gregorian day of
-// java.util.GregorianCalendar) in seconds since 1970; before it the hybrid
-// calendar is Julian.
-const GregorianCutover = -12219292800
-
-// julianToProleptic turns seconds since 1970 counted in the Julian
-// calendar (what java.sql.Timestamp.getTime gives for a wall-clock time
-// before the reform) into the same wall-clock time (year, month, day,
-// time of day) counted in the proleptic Gregorian calendar.
-func julianToProleptic(s int64) int64 {
-	days, tod := s/86400, s%86400
-	if tod < 0 {
-		days, tod = days-1, tod+86400
-	}
-	// Julian calendar date of Julian day number jdn (Richards' algorithm).
-	jdn := days + 2440588
-	c := jdn + 32082
-	d := (4*c + 3) / 1461
-	e := c - 1461*d/4
-	m := (5*e + 2) / 153
-	day := e - (153*m+2)/5 + 1
-	month := m + 3 - 12*(m/10)
-	year := d - 4800 + m/10
-	return time.Date(int(year), time.Month(month), int(day), 0, 0, 0, 0, time.UTC).Unix() + tod
 }
 
 // UTCZone reports whether a stripe's writer time zone is UTC (or absent,

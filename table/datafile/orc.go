@@ -230,12 +230,6 @@ func fromORC(st *orc.Stripe, c *orc.Column, i int, t table.DataType) (any, error
 		if t.Root == table.TypeTimestampLTZ && !orc.UTCZone(st.WriterTimezone) {
 			return nil, fmt.Errorf("not supported: TIMESTAMP_LTZ in an ORC file written in time zone %s (its value depends on orc.timestamp-ltz.legacy.type and the reader's zone)", st.WriterTimezone)
 		}
-		if t.Root == table.TypeTimestampLTZ && c.Secs[j] < orc.GregorianCutover {
-			// Before the Gregorian reform the legacy encoding (the
-			// java.sql.Timestamp of the UTC wall-clock time, Julian
-			// fields) and the instant encoding differ by days.
-			return nil, fmt.Errorf("not supported: TIMESTAMP_LTZ before 1582-10-15 in an ORC file (its value depends on orc.timestamp-ltz.legacy.type)")
-		}
 		ns := int64(c.Nanos[j])
 		return table.Timestamp{Millis: c.Secs[j]*1000 + ns/1e6, NanoOfMilli: int32(ns % 1e6)}, nil
 	case table.TypeArray:

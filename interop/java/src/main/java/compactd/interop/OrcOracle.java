@@ -11,7 +11,9 @@ import org.apache.paimon.data.GenericRow;
 import org.apache.paimon.data.InternalRow;
 import org.apache.paimon.data.Timestamp;
 import org.apache.paimon.format.FileFormat;
+import org.apache.paimon.format.FormatReaderContext;
 import org.apache.paimon.format.FormatWriter;
+import org.apache.paimon.reader.RecordReader;
 import org.apache.paimon.fs.Path;
 import org.apache.paimon.fs.PositionOutputStream;
 import org.apache.paimon.fs.local.LocalFileIO;
@@ -65,8 +67,10 @@ import java.util.TreeSet;
  * (java.sql.Timestamp's Julian fields), stripe size and row index stride (several stripes of
  * several row groups each) and row count (one file is empty).
  *
- * <p>For each file it writes D/name.orc and D/name.jsonl (the rows written, in order, in the
- * canonical JSON form) and prints {"name","orc","rows","fields" (the row type as Paimon's schema
+ * <p>For each file it writes D/name.orc, D/name.jsonl (the rows written, in order, in the
+ * canonical JSON form) and D/name.read.jsonl (the rows Paimon's ORC reader reads back in a UTC
+ * JVM, the contract for compactd's reader) and prints {"name","orc","rows","read","fields" (the
+ * row type as Paimon's schema
  * JSON), "count","compression","stripes","rowIndexStride","writerTimezone","encodings" (per
  * top-level column the set of column encodings of its stripes, read back with ORC's reader)}.
  */
@@ -237,10 +241,32 @@ final class OrcOracle {
             }
             w.close();
         }
+        // What Java Paimon reads back (its ORC reader, in the JVM's zone UTC): the rows a scan
+        // must equal. It differs from the rows written where Java's writer loses information
+        // (TIMESTAMPs before 1582-10-15: java.sql.Timestamp's Julian fields read back
+        // proleptic; TIMESTAMP_LTZ of writers outside UTC).
+        String readPath = dir + "/" + s.name + ".read.jsonl";
+        TimeZone.setDefault(TimeZone.getTimeZone("UTC"));
+        try (PrintWriter rows =
+                        new PrintWriter(
+                                new BufferedWriter(Files.newBufferedWriter(java.nio.file.Paths.get(readPath), StandardCharsets.UTF_8)));
+                RecordReader<InternalRow> rr =
+                        format.createReaderFactory(type, type, new ArrayList<>())
+                                .createReader(new FormatReaderContext(fio, new Path(orcPath), fio.getFileSize(new Path(orcPath))))) {
+            rr.forEachRemaining(
+                    row -> {
+                        try {
+                            rows.println(Canonical.JSON.writeValueAsString(Canonical.rowToJson(type, row)));
+                        } catch (java.io.IOException e) {
+                            throw new java.io.UncheckedIOException(e);
+                        }
+                    });
+        }
         ObjectNode o = Canonical.F.objectNode();
         o.put("name", s.name);
         o.put("orc", orcPath);
         o.put("rows", rowsPath);
+        o.put("read", readPath);
         o.put("fields", JsonSerdeUtil.toJson(type.getFields()));
         o.put("count", s.rows);
         Reader r =
