@@ -159,6 +159,12 @@ func commitCounting(st *CommitStats) func(int64) {
 // whose compaction Java does more for (rebuilding primary-key indexes,
 // deletion vectors, changelogs) is left exactly as it is.
 func Supported(t *table.Table, overrides map[string]string) error {
+	// A table compactd reads but cannot write (ORC manifests) is refused
+	// before anything is planned or read; its FileIO would refuse the
+	// first write anyway.
+	if err := t.Writable(); err != nil {
+		return err
+	}
 	o := t.Options()
 	if o.Bucket == 0 || o.Bucket < table.BucketPostpone {
 		return fmt.Errorf("table %s: invalid bucket=%d: Paimon requires bucket > 0, -1 (dynamic) or -2 (postponed; primary-key tables), and Java rejects this schema", t.FullName(), o.Bucket)

@@ -61,28 +61,8 @@ func TestInspectMatchesJavaSystemTables(t *testing.T) {
 			if err != nil {
 				t.Fatalf("compactd inspect: %v", err)
 			}
-			var rep inspectJSON
-			if err := json.Unmarshal(out, &rep); err != nil {
-				t.Fatal(err)
-			}
+			rep := inspectFilesEqual(t, out, b.Files)
 			var got, want []string
-			for _, bk := range rep.Buckets {
-				for _, r := range bk.Runs {
-					for _, f := range r.Files {
-						got = append(got, fmt.Sprintf("%s bucket=%d level=%d rows=%d size=%d seq=%d..%d schema=%d",
-							f.Name, bk.Bucket, f.Level, f.Rows, f.Size, f.MinSeq, f.MaxSeq, f.SchemaID))
-					}
-				}
-			}
-			for _, f := range b.Files {
-				want = append(want, fmt.Sprintf("%s bucket=%v level=%v rows=%v size=%v seq=%v..%v schema=%v",
-					path.Base(fmt.Sprint(f["file_path"])), f["bucket"], f["level"], f["record_count"], f["file_size_in_bytes"],
-					f["min_sequence_number"], f["max_sequence_number"], f["schema_id"]))
-			}
-			sort.Strings(got)
-			sort.Strings(want)
-			diffRows(t, "files", want, got)
-			got, want = nil, nil
 			for _, s := range rep.Snapshots {
 				got = append(got, fmt.Sprintf("%d %s %s id=%d schema=%d total=%d delta=%d", s.ID, s.Kind, s.CommitUser, s.CommitIdentifier, s.SchemaID, s.TotalRecordCount, s.DeltaRecordCount))
 			}
@@ -97,4 +77,33 @@ func TestInspectMatchesJavaSystemTables(t *testing.T) {
 			diffRows(t, "snapshots", want, got)
 		})
 	}
+}
+
+// inspectFilesEqual compares the files of `compactd inspect --json` output
+// with Java's $files rows (name, bucket, level, rows, size, sequence range,
+// schema) and returns the parsed report.
+func inspectFilesEqual(t *testing.T, out []byte, javaFiles []interop.Row) inspectJSON {
+	t.Helper()
+	var rep inspectJSON
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatal(err)
+	}
+	var got, want []string
+	for _, bk := range rep.Buckets {
+		for _, r := range bk.Runs {
+			for _, f := range r.Files {
+				got = append(got, fmt.Sprintf("%s bucket=%d level=%d rows=%d size=%d seq=%d..%d schema=%d",
+					f.Name, bk.Bucket, f.Level, f.Rows, f.Size, f.MinSeq, f.MaxSeq, f.SchemaID))
+			}
+		}
+	}
+	for _, f := range javaFiles {
+		want = append(want, fmt.Sprintf("%s bucket=%v level=%v rows=%v size=%v seq=%v..%v schema=%v",
+			path.Base(fmt.Sprint(f["file_path"])), f["bucket"], f["level"], f["record_count"], f["file_size_in_bytes"],
+			f["min_sequence_number"], f["max_sequence_number"], f["schema_id"]))
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	diffRows(t, "files", want, got)
+	return rep
 }

@@ -63,6 +63,10 @@ func Classify(err error) Class {
 		// A damaged table stays damaged: expire and orphan refused to delete
 		// anything, and retrying would only refuse again.
 		return Permanent
+	case errors.Is(err, table.ErrReadOnly):
+		// A table compactd reads but cannot write (ORC manifests) stays so
+		// until its manifest.format changes.
+		return Permanent
 	case errors.Is(err, table.ErrInvalidName), errors.Is(err, fileio.ErrOutsideRoot):
 		// A table name or directory that leads out of the warehouse
 		// stays refused however often it is retried.

@@ -89,6 +89,8 @@ func TestErrorsAreClassified(t *testing.T) {
 		{"a table outside the warehouse is permanent", fmt.Errorf("open: %w", fileio.ErrOutsideRoot), Permanent},
 		{"an invalid table name is permanent", fmt.Errorf("open: %w", table.ErrInvalidName), Permanent},
 		{"a missing file is unknown", fmt.Errorf("open: %w", fileio.ErrNotExist), Unknown},
+		{"a write to a read-only (ORC-manifest) table is permanent", fmt.Errorf("expire t: delete x: %w",
+			&table.WriteRefusedError{Table: "t", File: "x", Reason: "manifest.format=orc"}), Permanent},
 		{"damaged metadata found by expire or orphan is permanent", fmt.Errorf("orphan t: %w",
 			&table.DamagedError{Table: "t", File: "manifest-list-1", By: "snapshot 3", Err: fmt.Errorf("read: %w", fileio.ErrNotExist)}), Permanent},
 		{"anything else is unknown", errors.New("parquet: bad magic"), Unknown},

@@ -300,6 +300,15 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 			return nil, nil, err
 		}
 	}
+	// A table altered since Open to manifests compactd cannot write
+	// (writable.go) is refused before anything is written.
+	ls, err := t.LatestSchema(ctx)
+	if err != nil {
+		return nil, written, fmt.Errorf("commit to %s: %w", t.FullName(), err)
+	}
+	if r := writeRefusal(ls, t.schemaPath(ls.ID)); r != "" {
+		return nil, written, &WriteRefusedError{Table: t.FullName(), Reason: r}
+	}
 	schema := t.Schema()
 	opts := t.Options()
 	partTypes := typesOfRow(schema.PartitionType())
@@ -380,9 +389,7 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 	if latest != nil {
 		schemaID = max(schemaID, latest.SchemaID)
 	}
-	if ls, err := t.LatestSchema(ctx); err != nil {
-		return nil, written, fmt.Errorf("commit to %s: %w", t.FullName(), err)
-	} else if ls.ID > schemaID {
+	if ls.ID > schemaID {
 		schemaID = ls.ID
 	}
 	props, err := t.commitProperties(ctx, latest, base, req.Entries)

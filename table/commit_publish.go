@@ -44,6 +44,11 @@ func (t *Table) SetSnapshotCommit(c SnapshotCommit) { t.snapshotCommit = c }
 func (t *Table) HasCatalogCommit() bool { return t.snapshotCommit != nil }
 
 func (t *Table) publish(ctx context.Context, s *Snapshot, data []byte, delta []manifest.Entry) error {
+	if t.readOnly != "" {
+		// A catalog publishes through its own API, not the table's
+		// FileIO, so the refusal of writes (writable.go) is checked here too.
+		return t.refuse(t.paths.SnapshotPath(s.ID))
+	}
 	if t.snapshotCommit != nil {
 		return t.snapshotCommit.CommitSnapshot(ctx, t, s, data, delta)
 	}

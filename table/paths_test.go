@@ -70,8 +70,8 @@ func TestPartitionPathsAsJava(t *testing.T) {
 	}
 }
 
-// The ORC-manifest fixtures cannot be scanned, but their directories show
-// Java's names for null and empty partition values.
+// The directories of these ORC-manifest fixtures show Java's names for
+// null and empty partition values (e2e scans them against Java's read).
 func TestDefaultPartitionDirectoriesOfFixtures(t *testing.T) {
 	for _, c := range []struct{ table, dir string }{
 		{"append_with_empty_partition", "f0=__DEFAULT_PARTITION__"},

@@ -52,6 +52,10 @@ type Table struct {
 	// snapshotCommit is the catalog's commit point; nil publishes the
 	// snapshot file directly (commit_publish.go).
 	snapshotCommit SnapshotCommit
+
+	// readOnly is why compactd must not write the table ("" when it may;
+	// writable.go); fio then refuses every write.
+	readOnly string
 }
 
 // Open opens <warehouse>/<database>.db/<name>. The names must be Paimon
@@ -90,7 +94,9 @@ func OpenNamed(ctx context.Context, fio fileio.FileIO, tablePath, database, name
 
 // OpenPath opens the table whose directory is tablePath. It loads every
 // schema (files written under older schemas are read through them) and
-// refuses tables whose manifests are not Avro.
+// refuses tables whose manifests are neither Avro nor ORC. A table with
+// ORC manifests is opened read-only (writable.go): its FileIO refuses
+// every write.
 func OpenPath(ctx context.Context, fio fileio.FileIO, tablePath string) (*Table, error) {
 	tablePath = strings.TrimRight(tablePath, "/")
 	t := &Table{fio: fio, path: tablePath, name: fileio.Base(tablePath), schemas: map[int64]*TableSchema{}}
@@ -113,12 +119,18 @@ func OpenPath(ctx context.Context, fio fileio.FileIO, tablePath string) (*Table,
 	if err := t.checkFormats(t.latest); err != nil {
 		return nil, err
 	}
+	if t.readOnly = writeRefusal(t.latest, t.schemaPath(t.latest.ID)); t.readOnly != "" {
+		t.fio = readOnlyFS{FileIO: fio, t: t}
+	}
 	t.paths = NewPathFactory(tablePath, t.latest)
 	return t, nil
 }
 
+// checkFormats refuses a schema whose metadata compactd cannot read:
+// manifests in a format other than Avro and ORC (Paimon's
+// manifest.format=parquet).
 func (t *Table) checkFormats(s *TableSchema) error {
-	if f := s.CoreOptions().ManifestFormat; f != "avro" {
+	if f := s.CoreOptions().ManifestFormat; f != "avro" && f != "orc" {
 		return &UnsupportedFormatError{Option: OptManifestFormat, Value: f, Table: t.path}
 	}
 	return nil

@@ -98,8 +98,12 @@ func decompressChunk(c Compression, blockSize uint64, chunk, out []byte) ([]byte
 		}
 		return append(out, b.Bytes()...), nil
 	case CompressionSnappy:
+		// The decoded length is the chunk's own claim, and snappy.Decode
+		// allocates it before decoding: bound it by the block size and by
+		// snappy's best ratio (a 64-byte copy in 2 bytes), so a forged
+		// header in a tiny chunk cannot allocate up to the block size.
 		n, err := snappy.DecodedLen(chunk)
-		if err != nil || n < 0 || uint64(n) > blockSize {
+		if err != nil || n < 0 || uint64(n) > blockSize || n > 32*len(chunk)+64 {
 			return nil, fmt.Errorf("%w: snappy chunk header", ErrCorrupt)
 		}
 		d, err := snappy.Decode(nil, chunk)
@@ -108,7 +112,9 @@ func decompressChunk(c Compression, blockSize uint64, chunk, out []byte) ([]byte
 		}
 		return append(out, d...), nil
 	case CompressionLZ4:
-		buf := make([]byte, blockSize)
+		// LZ4 expands at most about 255:1; a buffer of the block size the
+		// (possibly forged) postscript names could be a GiB per chunk.
+		buf := make([]byte, min(blockSize, uint64(255*len(chunk)+64)))
 		n, err := lz4.UncompressBlock(chunk, buf)
 		if err != nil {
 			return nil, fmt.Errorf("%w: lz4: %w", ErrCorrupt, err)

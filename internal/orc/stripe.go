@@ -1,12 +1,18 @@
 package orc
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/big"
+	"sync"
+	"time"
+	// Zone rules for TIMESTAMP columns of writers outside UTC, also where
+	// the system has no zoneinfo (distroless images).
+	_ "time/tzdata"
 )
 
 // Stream kinds of orc_proto.Stream.Kind.
@@ -79,6 +85,7 @@ type stripeReader struct {
 	encs    []uint64
 	dicts   []uint64
 	out     []*Column
+	zone    string // the stripe footer's writer time zone
 }
 
 // ReadStripe decodes stripe i; read[col] selects the top-level columns to
@@ -172,6 +179,7 @@ func (f *File) ReadStripe(i int, read func(col int) bool) (*Stripe, error) {
 		}
 		sr.streams[streamKey{s.column, s.kind}] = raw
 	}
+	sr.zone = st.WriterTimezone
 	root := f.Types[0]
 	for k, id := range root.Subtypes {
 		if read != nil && !read(k) {
@@ -274,6 +282,13 @@ func (sr *stripeReader) column(id, n int) (*Column, error) {
 		err = sr.floats(c, nn)
 	case String, Varchar, Char, Binary:
 		err = sr.bytes(c, nn)
+		if err == nil && t.Kind == Char {
+			// Writers pad CHAR values to the column's length; Java's ORC
+			// reader gives them back without the trailing spaces.
+			for k, b := range c.Bytes {
+				c.Bytes[k] = bytes.TrimRight(b, " ")
+			}
+		}
 	case Decimal:
 		err = sr.decimals(c, nn)
 	case Timestamp, TimestampInstant:
@@ -480,10 +495,17 @@ func bigVarint(b []byte) (*big.Int, []byte, error) {
 const orcEpoch = 1420070400
 
 // timestamps decodes TIMESTAMP columns to seconds since 1970-01-01 00:00:00
-// and nanoseconds, read in the writer's wall-clock: Java's writer stores
-// local seconds since local 2015-01-01, so wall-clock time (Paimon's
-// TIMESTAMP) comes out as if in UTC whatever the writer's zone;
-// TIMESTAMP_INSTANT is stored in UTC.
+// and nanoseconds, read in the writer's wall-clock. Java's writer stores a
+// TIMESTAMP as the instant its JVM's zone gives the wall-clock time (what
+// java.sql.Timestamp holds), minus the instant of 2015-01-01 00:00:00 in
+// that zone, and names the zone in the stripe footer; Java's reader gives
+// back the wall-clock time in the writer's zone. So the value is the
+// instant secs + base(zone) shown in that zone (for a UTC writer simply
+// secs + orcEpoch), returned as if that wall-clock time were UTC. Zone
+// rules come from Go's time zone database (time/tzdata embedded, so a
+// minimal container reads these files too), including historical offsets
+// (local mean time before 1900 and the like) as Java's tzdb has them.
+// TIMESTAMP_INSTANT is stored in UTC and returned as the instant.
 func (sr *stripeReader) timestamps(c *Column, nn int) error {
 	if nn == 0 {
 		return nil
@@ -496,6 +518,14 @@ func (sr *stripeReader) timestamps(c *Column, nn int) error {
 	// (read unsigned, as Java writes it; reinterpreted below)
 	if err != nil {
 		return fmt.Errorf("nanoseconds: %w", err)
+	}
+	var loc *time.Location
+	base := int64(orcEpoch)
+	if c.Type.Kind == Timestamp && !UTCZone(sr.zone) {
+		if loc, err = loadZone(sr.zone); err != nil {
+			return err
+		}
+		base = time.Date(2015, 1, 1, 0, 0, 0, 0, loc).Unix()
 	}
 	c.Secs, c.Nanos = secs, make([]int32, nn)
 	for i := range secs {
@@ -512,7 +542,10 @@ func (sr *stripeReader) timestamps(c *Column, nn int) error {
 		if ns > 999999999 || ns < -999999999 {
 			return fmt.Errorf("%w: timestamp nanoseconds %d", ErrCorrupt, ns)
 		}
-		s := secs[i] + orcEpoch
+		if secs[i] > math.MaxInt64/2 || secs[i] < math.MinInt64/2 {
+			return fmt.Errorf("%w: timestamp seconds %d", ErrCorrupt, secs[i])
+		}
+		s := secs[i] + base
 		switch {
 		case ns < 0:
 			s, ns = s-1, ns+1e9
@@ -522,7 +555,46 @@ func (sr *stripeReader) timestamps(c *Column, nn int) error {
 			// takes one off again.
 			s--
 		}
+		if loc != nil {
+			_, off := time.Unix(s, 0).In(loc).Zone()
+			s += int64(off)
+		}
 		c.Secs[i], c.Nanos[i] = s, int32(ns)
 	}
 	return nil
+}
+
+// UTCZone reports whether a stripe's writer time zone is UTC (or absent,
+// as in files of writers that record none).
+func UTCZone(z string) bool {
+	switch z {
+	case "", "UTC", "GMT", "Etc/UTC", "Etc/GMT", "Z", "+00:00":
+		return true
+	}
+	return false
+}
+
+var zones sync.Map // zone name → *time.Location
+
+// loadZone is the named zone, loaded once.
+func loadZone(name string) (*time.Location, error) {
+	if l, ok := zones.Load(name); ok {
+		return l.(*time.Location), nil
+	}
+	l, err := time.LoadLocation(name)
+	if err != nil {
+		// Java's custom zone ids (-Duser.timezone=GMT+8 is "GMT+08:00").
+		var sign byte
+		var h, m int
+		if n, _ := fmt.Sscanf(name, "GMT%c%02d:%02d", &sign, &h, &m); n != 3 || (sign != '+' && sign != '-') || h > 23 || m > 59 {
+			return nil, fmt.Errorf("%w: TIMESTAMP column written in time zone %q: %w", ErrUnsupported, name, err)
+		}
+		off := h*3600 + m*60
+		if sign == '-' {
+			off = -off
+		}
+		l = time.FixedZone(name, off)
+	}
+	zones.Store(name, l)
+	return l, nil
 }

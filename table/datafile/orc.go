@@ -193,14 +193,6 @@ func (s *orcSource) next(out []any) error {
 
 func (s *orcSource) close() error { return s.f.Close() }
 
-func utcZone(z string) bool {
-	switch z {
-	case "", "UTC", "GMT", "Etc/UTC", "Etc/GMT", "Z", "+00:00":
-		return true
-	}
-	return false
-}
-
 // fromORC converts entry i of ORC column c into the Go value of Paimon
 // type t (orcTypeFits has checked the pairing).
 func fromORC(st *orc.Stripe, c *orc.Column, i int, t table.DataType) (any, error) {
@@ -230,8 +222,13 @@ func fromORC(st *orc.Stripe, c *orc.Column, i int, t table.DataType) (any, error
 	case table.TypeDecimal:
 		return table.Decimal{Unscaled: c.Decimals[j], Precision: t.Precision, Scale: t.Scale}, nil
 	case table.TypeTimestamp, table.TypeTimestampLTZ:
-		if t.Root == table.TypeTimestampLTZ && c.Type.Kind == orc.Timestamp && !utcZone(st.WriterTimezone) {
-			return nil, fmt.Errorf("not supported: TIMESTAMP_LTZ stored as an ORC timestamp by a writer in time zone %s", st.WriterTimezone)
+		// A TIMESTAMP_LTZ written outside UTC is the instant itself with
+		// orc.timestamp-ltz.legacy.type=false, but with Paimon's default
+		// (true) the instant the writer's zone gives the UTC wall-clock
+		// time, which Java's reader turns back in its own zone; the file
+		// does not say which, so such values are refused, not guessed.
+		if t.Root == table.TypeTimestampLTZ && !orc.UTCZone(st.WriterTimezone) {
+			return nil, fmt.Errorf("not supported: TIMESTAMP_LTZ in an ORC file written in time zone %s (its value depends on orc.timestamp-ltz.legacy.type and the reader's zone)", st.WriterTimezone)
 		}
 		ns := int64(c.Nanos[j])
 		return table.Timestamp{Millis: c.Secs[j]*1000 + ns/1e6, NanoOfMilli: int32(ns % 1e6)}, nil

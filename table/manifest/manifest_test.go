@@ -408,6 +408,19 @@ func FuzzDecodeManifest(f *testing.F) {
 			f.Add(data)
 		}
 	}
+	// ORC metadata (manifest.format=orc): Java 1.4.2's index manifest,
+	// manifest and manifest list, and a 0.9 manifest list and manifest.
+	for _, p := range []string{
+		"testdata/orc-1.4/index-manifest", "testdata/orc-1.4/manifest", "testdata/orc-1.4/manifest-list",
+		filepath.Join(fixturesRoot, "paimon-cpp/orc/append_09.db/append_09/manifest/manifest-list-616d1847-a02c-495f-9cca-2c8b7def0fec-0"),
+		filepath.Join(fixturesRoot, "paimon-cpp/orc/append_09.db/append_09/manifest/manifest-3ea5ee21-d399-4f1c-a749-2fc63dbf0852-1"),
+	} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, _ = manifest.DecodeList(data)
 		_, _ = manifest.DecodeIndex(data)

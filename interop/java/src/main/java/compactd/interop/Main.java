@@ -80,7 +80,7 @@ public final class Main {
 
     public static void main(String[] args) {
         if (args.length == 0) {
-            System.err.println("usage: Main <create|write|read|changelog|stream|lock-hold|files|snapshots|dvs|compact|postpone-compact|bucket-of|alter|pick|expire|orphans|tag|orc-read-rows|rest-server|batch|version> [--flag value]...");
+            System.err.println("usage: Main <create|write|read|changelog|stream|lock-hold|files|snapshots|dvs|compact|postpone-compact|bucket-of|alter|pick|expire|orphans|tag|orc-read-rows|orc-write-samples|rest-server|batch|version> [--flag value]...");
             System.exit(2);
         }
         Main m = new Main();
@@ -193,6 +193,9 @@ public final class Main {
                 return;
             case "orc-read-rows":
                 new OrcReadRowsVerb(flags, out).run();
+                return;
+            case "orc-write-samples":
+                new OrcOracle(flags, out).run();
                 return;
             case "rest-server":
                 if (inBatch) {
