@@ -43,11 +43,15 @@ type Column struct {
 	Ints     []int64    // BOOLEAN (0/1), BYTE, SHORT, INT, LONG, DATE
 	Floats   []float64  // FLOAT, DOUBLE
 	Bytes    [][]byte   // STRING, VARCHAR, CHAR, BINARY
-	Decimals []*big.Int // DECIMAL: unscaled, at Type.Scale
-	Secs     []int64    // TIMESTAMP*: seconds since 1970 (see Stripe)
-	Nanos    []int32    // TIMESTAMP*: nanoseconds of the second, 0..999999999
-	Offsets  []int      // LIST, MAP: entries of value i are children[Offsets[i]:Offsets[i+1]]
-	Children []*Column  // STRUCT fields; LIST element; MAP key, value
+	Decimals []*big.Int // DECIMAL of precision > 18 (or unknown): unscaled, at Type.Scale
+	// Dec64 holds DECIMAL values of precision 1..18 (unscaled, at
+	// Type.Scale) instead of Decimals: they fit an int64, and a math/big
+	// value per entry cost more memory than the rest of the stripe.
+	Dec64    []int64
+	Secs     []int64   // TIMESTAMP*: seconds since 1970 (see Stripe)
+	Nanos    []int32   // TIMESTAMP*: nanoseconds of the second, 0..999999999
+	Offsets  []int     // LIST, MAP: entries of value i are children[Offsets[i]:Offsets[i+1]]
+	Children []*Column // STRUCT fields; LIST element; MAP key, value
 }
 
 // Null reports whether entry i is null.
@@ -417,6 +421,9 @@ func (sr *stripeReader) decimals(c *Column, nn int) error {
 	if err != nil {
 		return fmt.Errorf("scales: %w", err)
 	}
+	if p := c.Type.Precision; p > 0 && p <= 18 {
+		return decimals64(c, d, scales, nn)
+	}
 	c.Decimals = make([]*big.Int, nn)
 	for i := range c.Decimals {
 		v, rest, err := bigVarint(d)
@@ -440,6 +447,70 @@ func (sr *stripeReader) decimals(c *Column, nn int) error {
 		c.Decimals[i] = v
 	}
 	return nil
+}
+
+// pow10 holds 10^0..10^18, the rescale factors of int64 decimals.
+var pow10 = func() (p [19]int64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
+// decimals64 decodes DECIMAL values of precision <= 18 into c.Dec64,
+// failing on a value that does not fit (a corrupt file: Java never writes
+// one) rather than widening it.
+func decimals64(c *Column, d []byte, scales []int64, nn int) error {
+	c.Dec64 = make([]int64, nn)
+	limit := pow10[c.Type.Precision]
+	for i := range c.Dec64 {
+		var u uint64
+		k := 0
+		for ; ; k++ {
+			if k >= len(d) {
+				return fmt.Errorf("%w: truncated decimal varint", ErrCorrupt)
+			}
+			if k > 8 {
+				return fmt.Errorf("%w: decimal varint too long for DECIMAL(%d)", ErrCorrupt, c.Type.Precision)
+			}
+			u |= uint64(d[k]&0x7f) << (7 * k)
+			if d[k] < 0x80 {
+				break
+			}
+		}
+		d = d[k+1:]
+		v := unzigzag(u)
+		if s := scales[i]; s != int64(c.Type.Scale) {
+			diff := int64(c.Type.Scale) - s
+			switch {
+			case diff > 18 || diff < -18:
+				return fmt.Errorf("%w: decimal scale %d for a column of scale %d", ErrCorrupt, s, c.Type.Scale)
+			case diff > 0:
+				f := pow10[diff]
+				if v > math.MaxInt64/f || v < math.MinInt64/f {
+					return fmt.Errorf("%w: decimal at scale %d overflows DECIMAL(%d,%d)", ErrCorrupt, s, c.Type.Precision, c.Type.Scale)
+				}
+				v *= f
+			default:
+				v /= pow10[-diff] // truncates towards zero, as big.Int.Quo
+			}
+		}
+		if v >= limit || v <= -limit {
+			return fmt.Errorf("%w: decimal %d overflows DECIMAL(%d,%d)", ErrCorrupt, v, c.Type.Precision, c.Type.Scale)
+		}
+		c.Dec64[i] = v
+	}
+	return nil
+}
+
+// Decimal is value j (an index among the column's values, Index(i)) of a
+// DECIMAL column as a big.Int.
+func (c *Column) Decimal(j int) *big.Int {
+	if c.Dec64 != nil {
+		return big.NewInt(c.Dec64[j])
+	}
+	return c.Decimals[j]
 }
 
 func abs(x int64) int64 {

@@ -38,7 +38,7 @@ func (c *Column) Value(i int) any {
 	case String, Varchar, Char, Binary:
 		return c.Bytes[j]
 	case Decimal:
-		return Dec{Unscaled: c.Decimals[j], Scale: c.Type.Scale}
+		return Dec{Unscaled: c.Decimal(j), Scale: c.Type.Scale}
 	case Timestamp, TimestampInstant:
 		return Time{Secs: c.Secs[j], Nanos: c.Nanos[j]}
 	case Struct:

@@ -228,7 +228,7 @@ func fromORC(st *orc.Stripe, c *orc.Column, i int, t table.DataType) (any, error
 	case table.TypeBinary, table.TypeVarBinary, table.TypeBlob:
 		return c.Bytes[j], nil
 	case table.TypeDecimal:
-		return table.Decimal{Unscaled: c.Decimals[j], Precision: t.Precision, Scale: t.Scale}, nil
+		return table.Decimal{Unscaled: c.Decimal(j), Precision: t.Precision, Scale: t.Scale}, nil
 	case table.TypeTimestamp, table.TypeTimestampLTZ:
 		if t.Root == table.TypeTimestampLTZ && c.Type.Kind == orc.Timestamp && !utcZone(st.WriterTimezone) {
 			return nil, fmt.Errorf("not supported: TIMESTAMP_LTZ stored as an ORC timestamp by a writer in time zone %s", st.WriterTimezone)
