@@ -37,7 +37,8 @@ type Column struct {
 	Type    *Type
 	N       int
 	Present []bool
-	// rank[i] is the index of entry i among the values (valid where present).
+	// rank[i] is the index of entry i among the values (valid where
+	// present); built by the first Index.
 	rank []int32
 
 	Ints     []int64    // BOOLEAN (0/1), BYTE, SHORT, INT, LONG, DATE
@@ -60,10 +61,27 @@ func (c *Column) Null(i int) bool { return c.Present != nil && !c.Present[i] }
 // Index is the position of entry i among the column's values; entry i
 // must not be null.
 func (c *Column) Index(i int) int {
-	if c.rank == nil {
+	if c.Present == nil {
 		return i
 	}
+	if c.rank == nil {
+		c.buildRank()
+	}
 	return int(c.rank[i])
+}
+
+// buildRank fills rank on the first Index: readers that walk a column in
+// order (the data file batch path) count values themselves, and the ranks
+// of a stripe's columns were the largest part of its decoded size.
+func (c *Column) buildRank() {
+	c.rank = make([]int32, len(c.Present))
+	nn := int32(0)
+	for i, ok := range c.Present {
+		c.rank[i] = nn
+		if ok {
+			nn++
+		}
+	}
 }
 
 // Stripe is one decoded stripe.
@@ -235,10 +253,8 @@ func (sr *stripeReader) column(id, n int) (*Column, error) {
 		if c.Present, err = boolRLE(p, n); err != nil {
 			return nil, fmt.Errorf("present: %w", err)
 		}
-		c.rank = make([]int32, n)
 		nn = 0
-		for i, ok := range c.Present {
-			c.rank[i] = int32(nn)
+		for _, ok := range c.Present {
 			if ok {
 				nn++
 			}

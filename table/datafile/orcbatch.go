@@ -31,6 +31,7 @@ type orcBatches struct {
 	stripe int
 	st     *orc.Stripe
 	row    int
+	vpos   []int // per batch column: index among its values of entry row
 }
 
 // openORCBatches opens an ORC file whose top-level columns, matched by name
@@ -94,13 +95,14 @@ func (r *orcBatches) next(b *Batch, limit int) error {
 		}
 		r.stripe++
 		r.st, r.row = st, 0
+		r.vpos = make([]int, len(r.col))
 	}
 	want := min(limit, r.st.NumRows-r.row)
 	step := batchStep
 	for b.N < want {
 		n := min(step, want-b.N)
 		for i, id := range r.col {
-			if err := appendORC(&b.Cols[i], r.st, r.st.Columns[id], r.typ[i], r.row, n); err != nil {
+			if err := appendORC(&b.Cols[i], r.st, r.st.Columns[id], r.typ[i], r.row, n, &r.vpos[i]); err != nil {
 				return fmt.Errorf("read data file %s column %s: %w", r.path, r.name[i], err)
 			}
 		}
@@ -123,7 +125,19 @@ var errORCNull = errors.New("null in a NOT NULL column")
 // appendORC appends entries lo..lo+n of ORC column c, of Paimon type t, to
 // v in the physical form the Parquet encoder gives t (leafEncoder), so that
 // a batch from an ORC file equals one from the same rows in Parquet.
-func appendORC(v *Vec, st *orc.Stripe, c *orc.Column, t table.DataType, lo, n int) error {
+//
+// *vp is the index among c's values of entry lo, advanced past the entries
+// taken: walking in order needs no rank table (orc.Column.Index).
+func appendORC(v *Vec, st *orc.Stripe, c *orc.Column, t table.DataType, lo, n int, vp *int) error {
+	j := *vp
+	next := func() int { k := j; j++; return k }
+	defer func() {
+		if c.Present == nil {
+			*vp = lo + n
+		} else {
+			*vp = j
+		}
+	}()
 	if c.Present != nil && v.Null == nil {
 		for i := lo; i < lo+n; i++ {
 			if c.Null(i) {
@@ -139,7 +153,7 @@ func appendORC(v *Vec, st *orc.Stripe, c *orc.Column, t table.DataType, lo, n in
 	switch v.Kind {
 	case parquet.Boolean:
 		for i := lo; i < lo+n; i++ {
-			v.Bool = append(v.Bool, !c.Null(i) && c.Ints[c.Index(i)] != 0)
+			v.Bool = append(v.Bool, !c.Null(i) && c.Ints[next()] != 0)
 		}
 	case parquet.Int32:
 		switch {
@@ -148,7 +162,7 @@ func appendORC(v *Vec, st *orc.Stripe, c *orc.Column, t table.DataType, lo, n in
 				var x int64
 				if !c.Null(i) {
 					var err error
-					if x, err = orcDec64(c, c.Index(i)); err != nil {
+					if x, err = orcDec64(c, next()); err != nil {
 						return err
 					}
 					if x != int64(int32(x)) {
@@ -165,7 +179,7 @@ func appendORC(v *Vec, st *orc.Stripe, c *orc.Column, t table.DataType, lo, n in
 			for i := lo; i < lo+n; i++ {
 				var x int64
 				if !c.Null(i) {
-					x = c.Ints[c.Index(i)]
+					x = c.Ints[next()]
 				}
 				v.I32 = append(v.I32, int32(x))
 			}
@@ -177,7 +191,7 @@ func appendORC(v *Vec, st *orc.Stripe, c *orc.Column, t table.DataType, lo, n in
 				var x int64
 				if !c.Null(i) {
 					var err error
-					if x, err = orcDec64(c, c.Index(i)); err != nil {
+					if x, err = orcDec64(c, next()); err != nil {
 						return err
 					}
 				}
@@ -190,8 +204,8 @@ func appendORC(v *Vec, st *orc.Stripe, c *orc.Column, t table.DataType, lo, n in
 			for i := lo; i < lo+n; i++ {
 				var x int64
 				if !c.Null(i) {
-					j := c.Index(i)
-					s, ns := c.Secs[j], int64(c.Nanos[j])
+					k := next()
+					s, ns := c.Secs[k], int64(c.Nanos[k])
 					if t.Precision <= 3 {
 						x = s*1000 + ns/1e6
 					} else {
@@ -208,7 +222,7 @@ func appendORC(v *Vec, st *orc.Stripe, c *orc.Column, t table.DataType, lo, n in
 			for i := lo; i < lo+n; i++ {
 				var x int64
 				if !c.Null(i) {
-					x = c.Ints[c.Index(i)]
+					x = c.Ints[next()]
 				}
 				v.I64 = append(v.I64, x)
 			}
@@ -222,16 +236,16 @@ func appendORC(v *Vec, st *orc.Stripe, c *orc.Column, t table.DataType, lo, n in
 				v.I96 = append(v.I96, deprecated.Int96{}) // a null's slot is zero
 				continue
 			}
-			j := c.Index(i)
-			ns := int64(c.Nanos[j])
-			ts := table.Timestamp{Millis: c.Secs[j]*1000 + ns/1e6, NanoOfMilli: int32(ns % 1e6)}
+			k := next()
+			ns := int64(c.Nanos[k])
+			ts := table.Timestamp{Millis: c.Secs[k]*1000 + ns/1e6, NanoOfMilli: int32(ns % 1e6)}
 			v.I96 = append(v.I96, int96FromTimestamp(ts))
 		}
 	case parquet.Float:
 		for i := lo; i < lo+n; i++ {
 			var x float64
 			if !c.Null(i) {
-				x = c.Floats[c.Index(i)]
+				x = c.Floats[next()]
 			}
 			v.F32 = append(v.F32, float32(x))
 		}
@@ -243,14 +257,14 @@ func appendORC(v *Vec, st *orc.Stripe, c *orc.Column, t table.DataType, lo, n in
 		for i := lo; i < lo+n; i++ {
 			var x float64
 			if !c.Null(i) {
-				x = c.Floats[c.Index(i)]
+				x = c.Floats[next()]
 			}
 			v.F64 = append(v.F64, x)
 		}
 	case parquet.ByteArray:
 		for i := lo; i < lo+n; i++ {
 			if !c.Null(i) {
-				v.Bytes = append(v.Bytes, c.Bytes[c.Index(i)]...)
+				v.Bytes = append(v.Bytes, c.Bytes[next()]...)
 			}
 			v.Offs = append(v.Offs, uint32(len(v.Bytes)))
 		}
@@ -261,7 +275,7 @@ func appendORC(v *Vec, st *orc.Stripe, c *orc.Column, t table.DataType, lo, n in
 		w := decimalBytes(t.Precision)
 		for i := lo; i < lo+n; i++ {
 			if !c.Null(i) {
-				b, err := twosComplement(c.Decimal(c.Index(i)), w)
+				b, err := twosComplement(c.Decimal(next()), w)
 				if err != nil {
 					return err
 				}
