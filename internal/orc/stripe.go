@@ -41,9 +41,15 @@ type Column struct {
 	// present); built by the first Index.
 	rank []int32
 
-	Ints     []int64    // BOOLEAN (0/1), BYTE, SHORT, INT, LONG, DATE
-	Floats   []float64  // FLOAT, DOUBLE
-	Bytes    [][]byte   // STRING, VARCHAR, CHAR, BINARY
+	Ints   []int64   // BOOLEAN (0/1), BYTE, SHORT, INT, LONG, DATE
+	Floats []float64 // FLOAT, DOUBLE
+	// STRING, VARCHAR, CHAR, BINARY (BytesAt): value j is entry k = j
+	// (direct) or k = dictIdx[j] (dictionary) of the run in strData
+	// delimited by strOffs[k:k+2]. Offsets instead of a slice per value
+	// take 4 bytes a value instead of 24.
+	strData  []byte
+	strOffs  []uint32
+	dictIdx  []uint32
 	Decimals []*big.Int // DECIMAL of precision > 18 (or unknown): unscaled, at Type.Scale
 	// Dec64 holds DECIMAL values of precision 1..18 (unscaled, at
 	// Type.Scale) instead of Decimals: they fit an int64, and a math/big
@@ -53,6 +59,17 @@ type Column struct {
 	Nanos    []int32   // TIMESTAMP*: nanoseconds of the second, 0..999999999
 	Offsets  []int     // LIST, MAP: entries of value i are children[Offsets[i]:Offsets[i+1]]
 	Children []*Column // STRUCT fields; LIST element; MAP key, value
+}
+
+// BytesAt is value j (an index among the values, Index(i)) of a string or
+// binary column; it aliases the decoded stripe.
+func (c *Column) BytesAt(j int) []byte {
+	k := j
+	if c.dictIdx != nil {
+		k = int(c.dictIdx[j])
+	}
+	lo, hi := c.strOffs[k], c.strOffs[k+1]
+	return c.strData[lo:hi:hi]
 }
 
 // Null reports whether entry i is null.
@@ -375,7 +392,8 @@ func (sr *stripeReader) bytes(c *Column, nn int) error {
 		if err != nil {
 			return fmt.Errorf("lengths: %w", err)
 		}
-		c.Bytes, err = split(data, lens)
+		c.strData = data
+		c.strOffs, err = offsets(data, lens)
 		return err
 	case encDictionary, encDictionaryV2:
 		size := sr.dicts[c.ID]
@@ -390,35 +408,40 @@ func (sr *stripeReader) bytes(c *Column, nn int) error {
 		if err != nil {
 			return fmt.Errorf("dictionary lengths: %w", err)
 		}
-		dict, err := split(dictData, lens)
-		if err != nil {
+		c.strData = dictData
+		if c.strOffs, err = offsets(dictData, lens); err != nil {
 			return err
 		}
 		idx, err := sr.ints(c.ID, streamData, false, nn)
 		if err != nil {
 			return fmt.Errorf("dictionary indexes: %w", err)
 		}
-		c.Bytes = make([][]byte, nn)
+		c.dictIdx = make([]uint32, nn)
 		for i, k := range idx {
-			if k < 0 || k >= int64(len(dict)) {
-				return fmt.Errorf("%w: dictionary index %d of %d", ErrCorrupt, k, len(dict))
+			if k < 0 || k >= int64(size) {
+				return fmt.Errorf("%w: dictionary index %d of %d", ErrCorrupt, k, size)
 			}
-			c.Bytes[i] = dict[k]
+			c.dictIdx[i] = uint32(k)
 		}
 		return nil
 	}
 	return fmt.Errorf("%w: column encoding %d", ErrUnsupported, enc)
 }
 
-func split(data []byte, lens []int64) ([][]byte, error) {
-	out := make([][]byte, len(lens))
+// offsets turns value lengths into len(lens)+1 offsets into data (a
+// decoded stream, at most maxStreamDecoded bytes: they fit 32 bits).
+func offsets(data []byte, lens []int64) ([]uint32, error) {
+	if uint64(len(data)) > math.MaxUint32 {
+		return nil, fmt.Errorf("%w: string stream of %d bytes", ErrUnsupported, len(data))
+	}
+	out := make([]uint32, len(lens)+1)
 	off := 0
 	for i, l := range lens {
 		if l < 0 || l > int64(len(data)-off) {
 			return nil, fmt.Errorf("%w: value of %d bytes, %d left in the stream", ErrCorrupt, l, len(data)-off)
 		}
-		out[i] = data[off : off+int(l) : off+int(l)]
 		off += int(l)
+		out[i+1] = uint32(off)
 	}
 	return out, nil
 }

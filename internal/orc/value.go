@@ -36,7 +36,7 @@ func (c *Column) Value(i int) any {
 	case Float, Double:
 		return c.Floats[j]
 	case String, Varchar, Char, Binary:
-		return c.Bytes[j]
+		return c.BytesAt(j)
 	case Decimal:
 		return Dec{Unscaled: c.Decimal(j), Scale: c.Type.Scale}
 	case Timestamp, TimestampInstant:

@@ -224,9 +224,9 @@ func fromORC(st *orc.Stripe, c *orc.Column, i int, t table.DataType) (any, error
 	case table.TypeDouble:
 		return c.Floats[j], nil
 	case table.TypeChar, table.TypeVarChar:
-		return string(c.Bytes[j]), nil
+		return string(c.BytesAt(j)), nil
 	case table.TypeBinary, table.TypeVarBinary, table.TypeBlob:
-		return c.Bytes[j], nil
+		return c.BytesAt(j), nil
 	case table.TypeDecimal:
 		return table.Decimal{Unscaled: c.Decimal(j), Precision: t.Precision, Scale: t.Scale}, nil
 	case table.TypeTimestamp, table.TypeTimestampLTZ:

@@ -264,7 +264,7 @@ func appendORC(v *Vec, st *orc.Stripe, c *orc.Column, t table.DataType, lo, n in
 	case parquet.ByteArray:
 		for i := lo; i < lo+n; i++ {
 			if !c.Null(i) {
-				v.Bytes = append(v.Bytes, c.Bytes[next()]...)
+				v.Bytes = append(v.Bytes, c.BytesAt(next())...)
 			}
 			v.Offs = append(v.Offs, uint32(len(v.Bytes)))
 		}
