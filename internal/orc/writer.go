@@ -355,7 +355,7 @@ func addBytes[T []byte | string](w *Writer, c *colWriter, b T) {
 }
 
 func (w *Writer) addDec(c *colWriter, u *big.Int) error {
-	if len(new(big.Int).Abs(u).String()) > c.t.Precision && u.Sign() != 0 {
+	if u.Sign() != 0 && u.CmpAbs(bigPow10(c.t.Precision)) >= 0 { // more than Precision digits
 		return fmt.Errorf("decimal %s does not fit DECIMAL(%d, %d)", decString(u, c.t.Scale), c.t.Precision, c.t.Scale)
 	}
 	c.decs = append(c.decs, u)
@@ -651,6 +651,22 @@ func (w *Writer) flushStripe() error {
 	w.stripeSt = append(w.stripeSt, sst)
 	w.rows, w.buffered = 0, 0
 	return nil
+}
+
+// bigPow10s caches 10^0..10^38, the digit bounds of DECIMAL precisions:
+// formatting each value to count its digits was most of writing one.
+var bigPow10s = func() (p [39]*big.Int) {
+	for i := range p {
+		p[i] = new(big.Int).Exp(bigTen, big.NewInt(int64(i)), nil)
+	}
+	return p
+}()
+
+func bigPow10(n int) *big.Int {
+	if n >= 0 && n < len(bigPow10s) {
+		return bigPow10s[n]
+	}
+	return new(big.Int).Exp(bigTen, big.NewInt(int64(max(n, 0))), nil)
 }
 
 // clearDecs empties a stripe's decimals, dropping the values so that a
