@@ -41,7 +41,12 @@ type Column struct {
 	// present); built by the first Index.
 	rank []int32
 
-	Ints   []int64   // BOOLEAN (0/1), BYTE, SHORT, INT, LONG, DATE
+	// Integer values (Int reads any of them): BOOLEAN in Bools; BYTE,
+	// SHORT, INT and DATE in Ints32 (half the memory of int64); LONG in
+	// Ints.
+	Bools  []bool
+	Ints32 []int32
+	Ints   []int64
 	Floats []float64 // FLOAT, DOUBLE
 	// STRING, VARCHAR, CHAR, BINARY (BytesAt): value j is entry k = j
 	// (direct) or k = dictIdx[j] (dictionary) of the run in strData
@@ -59,6 +64,21 @@ type Column struct {
 	Nanos    []int32   // TIMESTAMP*: nanoseconds of the second, 0..999999999
 	Offsets  []int     // LIST, MAP: entries of value i are children[Offsets[i]:Offsets[i+1]]
 	Children []*Column // STRUCT fields; LIST element; MAP key, value
+}
+
+// Int is value j (an index among the values, Index(i)) of a BOOLEAN (0 or
+// 1), BYTE, SHORT, INT, DATE or LONG column.
+func (c *Column) Int(j int) int64 {
+	switch {
+	case c.Ints32 != nil:
+		return int64(c.Ints32[j])
+	case c.Bools != nil:
+		if c.Bools[j] {
+			return 1
+		}
+		return 0
+	}
+	return c.Ints[j]
 }
 
 // BytesAt is value j (an index among the values, Index(i)) of a string or
@@ -287,12 +307,7 @@ func (sr *stripeReader) column(id, n int) (*Column, error) {
 				bs, err = boolRLE(d, nn)
 			}
 		}
-		c.Ints = make([]int64, len(bs))
-		for i, b := range bs {
-			if b {
-				c.Ints[i] = 1
-			}
-		}
+		c.Bools = bs
 	case Byte:
 		var bs []byte
 		if nn > 0 {
@@ -301,11 +316,24 @@ func (sr *stripeReader) column(id, n int) (*Column, error) {
 				bs, err = byteRLE(d, nn)
 			}
 		}
-		c.Ints = make([]int64, len(bs))
+		c.Ints32 = make([]int32, len(bs))
 		for i, b := range bs {
-			c.Ints[i] = int64(int8(b))
+			c.Ints32[i] = int32(int8(b))
 		}
-	case Short, Int, Long, Date:
+	case Short, Int, Date:
+		var xs []int64
+		if xs, err = sr.ints(id, streamData, true, nn); err == nil {
+			c.Ints32 = make([]int32, len(xs))
+			lo, hi := intRange(t.Kind)
+			for i, x := range xs {
+				if x < lo || x > hi {
+					err = fmt.Errorf("%w: value %d out of range for a %s", ErrCorrupt, x, t.Kind)
+					break
+				}
+				c.Ints32[i] = int32(x)
+			}
+		}
+	case Long:
 		c.Ints, err = sr.ints(id, streamData, true, nn)
 	case Float, Double:
 		err = sr.floats(c, nn)

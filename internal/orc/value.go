@@ -30,9 +30,9 @@ func (c *Column) Value(i int) any {
 	j := c.Index(i)
 	switch c.Type.Kind {
 	case Boolean:
-		return c.Ints[j] != 0
+		return c.Bools[j]
 	case Byte, Short, Int, Long, Date:
-		return c.Ints[j]
+		return c.Int(j)
 	case Float, Double:
 		return c.Floats[j]
 	case String, Varchar, Char, Binary:

@@ -210,13 +210,13 @@ func fromORC(st *orc.Stripe, c *orc.Column, i int, t table.DataType) (any, error
 	j := c.Index(i)
 	switch t.Root {
 	case table.TypeBoolean:
-		return c.Ints[j] != 0, nil
+		return c.Bools[j], nil
 	case table.TypeTinyInt:
-		return int8(c.Ints[j]), nil
+		return int8(c.Ints32[j]), nil
 	case table.TypeSmallInt:
-		return int16(c.Ints[j]), nil
+		return int16(c.Ints32[j]), nil
 	case table.TypeInt, table.TypeTime, table.TypeDate:
-		return int32(c.Ints[j]), nil
+		return c.Ints32[j], nil
 	case table.TypeBigInt:
 		return c.Ints[j], nil
 	case table.TypeFloat:

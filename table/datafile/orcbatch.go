@@ -153,7 +153,7 @@ func appendORC(v *Vec, st *orc.Stripe, c *orc.Column, t table.DataType, lo, n in
 	switch v.Kind {
 	case parquet.Boolean:
 		for i := lo; i < lo+n; i++ {
-			v.Bool = append(v.Bool, !c.Null(i) && c.Ints[next()] != 0)
+			v.Bool = append(v.Bool, !c.Null(i) && c.Bools[next()])
 		}
 	case parquet.Int32:
 		switch {
@@ -172,16 +172,14 @@ func appendORC(v *Vec, st *orc.Stripe, c *orc.Column, t table.DataType, lo, n in
 				v.I32 = append(v.I32, int32(x))
 			}
 		case c.Present == nil:
-			for _, x := range c.Ints[lo : lo+n] {
-				v.I32 = append(v.I32, int32(x))
-			}
+			v.I32 = append(v.I32, c.Ints32[lo:lo+n]...)
 		default:
 			for i := lo; i < lo+n; i++ {
-				var x int64
+				var x int32
 				if !c.Null(i) {
-					x = c.Ints[next()]
+					x = c.Ints32[next()]
 				}
-				v.I32 = append(v.I32, int32(x))
+				v.I32 = append(v.I32, x)
 			}
 		}
 	case parquet.Int64:
