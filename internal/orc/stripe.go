@@ -43,17 +43,76 @@ type Column struct {
 	Type    *Type
 	N       int
 	Present []bool
-	// rank[i] is the index of entry i among the values (valid where present).
+	// rank[i] is the index of entry i among the values (valid where
+	// present); built by the first Index.
 	rank []int32
 
-	Ints     []int64    // BOOLEAN (0/1), BYTE, SHORT, INT, LONG, DATE
-	Floats   []float64  // FLOAT, DOUBLE
-	Bytes    [][]byte   // STRING, VARCHAR, CHAR, BINARY
-	Decimals []*big.Int // DECIMAL: unscaled, at Type.Scale
-	Secs     []int64    // TIMESTAMP*: seconds since 1970 (see Stripe)
-	Nanos    []int32    // TIMESTAMP*: nanoseconds of the second, 0..999999999
-	Offsets  []int      // LIST, MAP: entries of value i are children[Offsets[i]:Offsets[i+1]]
-	Children []*Column  // STRUCT fields; LIST element; MAP key, value
+	// Integer values (Int reads any of them): BOOLEAN in Bools; BYTE,
+	// SHORT, INT and DATE in Ints32 (half the memory of int64); LONG in
+	// Ints.
+	Bools  []bool
+	Ints32 []int32
+	Ints   []int64
+	Floats []float64 // FLOAT, DOUBLE
+	// STRING, VARCHAR, CHAR, BINARY (BytesAt): value j is entry k = j
+	// (direct) or k = dictIdx[j] (dictionary) of the run in strData
+	// delimited by strOffs[k:k+2]. Offsets instead of a slice per value
+	// take 4 bytes a value instead of 24.
+	strData  []byte
+	strOffs  []uint32
+	dictIdx  []uint32
+	Decimals []*big.Int // DECIMAL of precision > 18 (or unknown): unscaled, at Type.Scale
+	// Dec64 holds DECIMAL values of precision 1..18 (unscaled, at
+	// Type.Scale) instead of Decimals: they fit an int64, and a math/big
+	// value per entry cost more memory than the rest of the stripe.
+	Dec64    []int64
+	Secs     []int64   // TIMESTAMP*: seconds since 1970 (see Stripe)
+	Nanos    []int32   // TIMESTAMP*: nanoseconds of the second, 0..999999999
+	Offsets  []int     // LIST, MAP: entries of value i are children[Offsets[i]:Offsets[i+1]]
+	Children []*Column // STRUCT fields; LIST element; MAP key, value
+}
+
+// Int is value j (an index among the values, Index(i)) of a BOOLEAN (0 or
+// 1), BYTE, SHORT, INT, DATE or LONG column.
+func (c *Column) Int(j int) int64 {
+	switch {
+	case c.Ints32 != nil:
+		return int64(c.Ints32[j])
+	case c.Bools != nil:
+		if c.Bools[j] {
+			return 1
+		}
+		return 0
+	}
+	return c.Ints[j]
+}
+
+// trimTrailingSpaces drops the trailing spaces of every string entry
+// (direct values or dictionary entries), rebuilding the offsets: they are
+// shared between neighbours, so an entry cannot shrink in place.
+func (c *Column) trimTrailingSpaces() {
+	n := len(c.strOffs) - 1
+	if n <= 0 {
+		return
+	}
+	data := make([]byte, 0, len(c.strData))
+	offs := make([]uint32, n+1)
+	for k := 0; k < n; k++ {
+		data = append(data, bytes.TrimRight(c.strData[c.strOffs[k]:c.strOffs[k+1]], " ")...)
+		offs[k+1] = uint32(len(data))
+	}
+	c.strData, c.strOffs = data, offs
+}
+
+// BytesAt is value j (an index among the values, Index(i)) of a string or
+// binary column; it aliases the decoded stripe.
+func (c *Column) BytesAt(j int) []byte {
+	k := j
+	if c.dictIdx != nil {
+		k = int(c.dictIdx[j])
+	}
+	lo, hi := c.strOffs[k], c.strOffs[k+1]
+	return c.strData[lo:hi:hi]
 }
 
 // Null reports whether entry i is null.
@@ -62,10 +121,27 @@ func (c *Column) Null(i int) bool { return c.Present != nil && !c.Present[i] }
 // Index is the position of entry i among the column's values; entry i
 // must not be null.
 func (c *Column) Index(i int) int {
-	if c.rank == nil {
+	if c.Present == nil {
 		return i
 	}
+	if c.rank == nil {
+		c.buildRank()
+	}
 	return int(c.rank[i])
+}
+
+// buildRank fills rank on the first Index: readers that walk a column in
+// order (the data file batch path) count values themselves, and the ranks
+// of a stripe's columns were the largest part of its decoded size.
+func (c *Column) buildRank() {
+	c.rank = make([]int32, len(c.Present))
+	nn := int32(0)
+	for i, ok := range c.Present {
+		c.rank[i] = nn
+		if ok {
+			nn++
+		}
+	}
 }
 
 // Stripe is one decoded stripe.
@@ -239,10 +315,8 @@ func (sr *stripeReader) column(id, n int) (*Column, error) {
 		if c.Present, err = boolRLE(p, n); err != nil {
 			return nil, fmt.Errorf("present: %w", err)
 		}
-		c.rank = make([]int32, n)
 		nn = 0
-		for i, ok := range c.Present {
-			c.rank[i] = int32(nn)
+		for _, ok := range c.Present {
 			if ok {
 				nn++
 			}
@@ -258,12 +332,7 @@ func (sr *stripeReader) column(id, n int) (*Column, error) {
 				bs, err = boolRLE(d, nn)
 			}
 		}
-		c.Ints = make([]int64, len(bs))
-		for i, b := range bs {
-			if b {
-				c.Ints[i] = 1
-			}
-		}
+		c.Bools = bs
 	case Byte:
 		var bs []byte
 		if nn > 0 {
@@ -272,11 +341,24 @@ func (sr *stripeReader) column(id, n int) (*Column, error) {
 				bs, err = byteRLE(d, nn)
 			}
 		}
-		c.Ints = make([]int64, len(bs))
+		c.Ints32 = make([]int32, len(bs))
 		for i, b := range bs {
-			c.Ints[i] = int64(int8(b))
+			c.Ints32[i] = int32(int8(b))
 		}
-	case Short, Int, Long, Date:
+	case Short, Int, Date:
+		var xs []int64
+		if xs, err = sr.ints(id, streamData, true, nn); err == nil {
+			c.Ints32 = make([]int32, len(xs))
+			lo, hi := intRange(t.Kind)
+			for i, x := range xs {
+				if x < lo || x > hi {
+					err = fmt.Errorf("%w: value %d out of range for a %s", ErrCorrupt, x, t.Kind)
+					break
+				}
+				c.Ints32[i] = int32(x)
+			}
+		}
+	case Long:
 		c.Ints, err = sr.ints(id, streamData, true, nn)
 	case Float, Double:
 		err = sr.floats(c, nn)
@@ -285,9 +367,7 @@ func (sr *stripeReader) column(id, n int) (*Column, error) {
 		if err == nil && t.Kind == Char {
 			// Writers pad CHAR values to the column's length; Java's ORC
 			// reader gives them back without the trailing spaces.
-			for k, b := range c.Bytes {
-				c.Bytes[k] = bytes.TrimRight(b, " ")
-			}
+			c.trimTrailingSpaces()
 		}
 	case Decimal:
 		err = sr.decimals(c, nn)
@@ -370,7 +450,8 @@ func (sr *stripeReader) bytes(c *Column, nn int) error {
 		if err != nil {
 			return fmt.Errorf("lengths: %w", err)
 		}
-		c.Bytes, err = split(data, lens)
+		c.strData = data
+		c.strOffs, err = offsets(data, lens)
 		return err
 	case encDictionary, encDictionaryV2:
 		size := sr.dicts[c.ID]
@@ -385,35 +466,40 @@ func (sr *stripeReader) bytes(c *Column, nn int) error {
 		if err != nil {
 			return fmt.Errorf("dictionary lengths: %w", err)
 		}
-		dict, err := split(dictData, lens)
-		if err != nil {
+		c.strData = dictData
+		if c.strOffs, err = offsets(dictData, lens); err != nil {
 			return err
 		}
 		idx, err := sr.ints(c.ID, streamData, false, nn)
 		if err != nil {
 			return fmt.Errorf("dictionary indexes: %w", err)
 		}
-		c.Bytes = make([][]byte, nn)
+		c.dictIdx = make([]uint32, nn)
 		for i, k := range idx {
-			if k < 0 || k >= int64(len(dict)) {
-				return fmt.Errorf("%w: dictionary index %d of %d", ErrCorrupt, k, len(dict))
+			if k < 0 || k >= int64(size) {
+				return fmt.Errorf("%w: dictionary index %d of %d", ErrCorrupt, k, size)
 			}
-			c.Bytes[i] = dict[k]
+			c.dictIdx[i] = uint32(k)
 		}
 		return nil
 	}
 	return fmt.Errorf("%w: column encoding %d", ErrUnsupported, enc)
 }
 
-func split(data []byte, lens []int64) ([][]byte, error) {
-	out := make([][]byte, len(lens))
+// offsets turns value lengths into len(lens)+1 offsets into data (a
+// decoded stream, at most maxStreamDecoded bytes: they fit 32 bits).
+func offsets(data []byte, lens []int64) ([]uint32, error) {
+	if uint64(len(data)) > math.MaxUint32 {
+		return nil, fmt.Errorf("%w: string stream of %d bytes", ErrUnsupported, len(data))
+	}
+	out := make([]uint32, len(lens)+1)
 	off := 0
 	for i, l := range lens {
 		if l < 0 || l > int64(len(data)-off) {
 			return nil, fmt.Errorf("%w: value of %d bytes, %d left in the stream", ErrCorrupt, l, len(data)-off)
 		}
-		out[i] = data[off : off+int(l) : off+int(l)]
 		off += int(l)
+		out[i+1] = uint32(off)
 	}
 	return out, nil
 }
@@ -431,6 +517,9 @@ func (sr *stripeReader) decimals(c *Column, nn int) error {
 	scales, err := sr.ints(c.ID, streamSecondary, true, nn)
 	if err != nil {
 		return fmt.Errorf("scales: %w", err)
+	}
+	if p := c.Type.Precision; p > 0 && p <= 18 {
+		return decimals64(c, d, scales, nn)
 	}
 	c.Decimals = make([]*big.Int, nn)
 	for i := range c.Decimals {
@@ -455,6 +544,70 @@ func (sr *stripeReader) decimals(c *Column, nn int) error {
 		c.Decimals[i] = v
 	}
 	return nil
+}
+
+// pow10 holds 10^0..10^18, the rescale factors of int64 decimals.
+var pow10 = func() (p [19]int64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
+// decimals64 decodes DECIMAL values of precision <= 18 into c.Dec64,
+// failing on a value that does not fit (a corrupt file: Java never writes
+// one) rather than widening it.
+func decimals64(c *Column, d []byte, scales []int64, nn int) error {
+	c.Dec64 = make([]int64, nn)
+	limit := pow10[c.Type.Precision]
+	for i := range c.Dec64 {
+		var u uint64
+		k := 0
+		for ; ; k++ {
+			if k >= len(d) {
+				return fmt.Errorf("%w: truncated decimal varint", ErrCorrupt)
+			}
+			if k > 8 {
+				return fmt.Errorf("%w: decimal varint too long for DECIMAL(%d)", ErrCorrupt, c.Type.Precision)
+			}
+			u |= uint64(d[k]&0x7f) << (7 * k)
+			if d[k] < 0x80 {
+				break
+			}
+		}
+		d = d[k+1:]
+		v := unzigzag(u)
+		if s := scales[i]; s != int64(c.Type.Scale) {
+			diff := int64(c.Type.Scale) - s
+			switch {
+			case diff > 18 || diff < -18:
+				return fmt.Errorf("%w: decimal scale %d for a column of scale %d", ErrCorrupt, s, c.Type.Scale)
+			case diff > 0:
+				f := pow10[diff]
+				if v > math.MaxInt64/f || v < math.MinInt64/f {
+					return fmt.Errorf("%w: decimal at scale %d overflows DECIMAL(%d,%d)", ErrCorrupt, s, c.Type.Precision, c.Type.Scale)
+				}
+				v *= f
+			default:
+				v /= pow10[-diff] // truncates towards zero, as big.Int.Quo
+			}
+		}
+		if v >= limit || v <= -limit {
+			return fmt.Errorf("%w: decimal %d overflows DECIMAL(%d,%d)", ErrCorrupt, v, c.Type.Precision, c.Type.Scale)
+		}
+		c.Dec64[i] = v
+	}
+	return nil
+}
+
+// Decimal is value j (an index among the column's values, Index(i)) of a
+// DECIMAL column as a big.Int.
+func (c *Column) Decimal(j int) *big.Int {
+	if c.Dec64 != nil {
+		return big.NewInt(c.Dec64[j])
+	}
+	return c.Decimals[j]
 }
 
 func abs(x int64) int64 {

@@ -30,15 +30,15 @@ func (c *Column) Value(i int) any {
 	j := c.Index(i)
 	switch c.Type.Kind {
 	case Boolean:
-		return c.Ints[j] != 0
+		return c.Bools[j]
 	case Byte, Short, Int, Long, Date:
-		return c.Ints[j]
+		return c.Int(j)
 	case Float, Double:
 		return c.Floats[j]
 	case String, Varchar, Char, Binary:
-		return c.Bytes[j]
+		return c.BytesAt(j)
 	case Decimal:
-		return Dec{Unscaled: c.Decimals[j], Scale: c.Type.Scale}
+		return Dec{Unscaled: c.Decimal(j), Scale: c.Type.Scale}
 	case Timestamp, TimestampInstant:
 		return Time{Secs: c.Secs[j], Nanos: c.Nanos[j]}
 	case Struct:

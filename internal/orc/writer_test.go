@@ -3,6 +3,7 @@ package orc
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -337,4 +338,24 @@ func FuzzWriteRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDecimalPrecisionBound: a DECIMAL(5, 2) takes unscaled values of up to
+// 5 digits and refuses 6, either sign.
+func TestDecimalPrecisionBound(t *testing.T) {
+	t.Parallel()
+	schema := &TypeDesc{Kind: Struct, Fields: []string{"d"}, Children: []*TypeDesc{{Kind: Decimal, Precision: 5, Scale: 2}}}
+	for _, tc := range []struct {
+		v  int64
+		ok bool
+	}{{0, true}, {99999, true}, {-99999, true}, {100000, false}, {-100000, false}} {
+		w, err := NewWriter(io.Discard, schema, WriterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = w.Write([]any{Dec{Unscaled: big.NewInt(tc.v), Scale: 2}})
+		if (err == nil) != tc.ok {
+			t.Fatalf("DECIMAL(5, 2) unscaled %d: err %v, want ok=%v", tc.v, err, tc.ok)
+		}
+	}
 }

@@ -34,6 +34,8 @@ type BatchReader struct {
 	codec   *Codec
 	kindCol int   // the _VALUE_KIND column, -1 for append files
 	row     int64 // rows returned so far
+	// orc reads an ORC file instead (f, pf and cols unset).
+	orc *orcBatches
 }
 
 // OpenKeyValueBatches opens a KeyValue data file written with fileSchema for
@@ -102,11 +104,18 @@ func openBatches(ctx context.Context, fio fileio.FileIO, path string, fields tab
 	if err != nil {
 		return nil, err
 	}
-	if format != FormatParquet {
+	if format != FormatParquet && format != FormatORC {
 		return nil, fmt.Errorf("data file %s: %w: format %s", path, ErrNoBatchPath, format)
 	}
 	if !sameFields(fields, codec.fields) {
 		return nil, fmt.Errorf("data file %s: the batch codec is for another layout", path)
+	}
+	if format == FormatORC {
+		o, err := openORCBatches(ctx, fio, path, fields, project)
+		if err != nil {
+			return nil, err
+		}
+		return &BatchReader{ctx: ctx, path: path, codec: codec, kindCol: kindCol, orc: o}, nil
 	}
 	f, pf, err := openParquet(ctx, fio, path, len(fields))
 	if err != nil {
@@ -176,6 +185,16 @@ func (r *BatchReader) Next(b *Batch, limit int) (err error) {
 		}
 	}()
 	b.Reset()
+	if r.orc != nil {
+		if err := r.orc.next(b, limit); err != nil {
+			return err
+		}
+		if err := r.check(b); err != nil {
+			return err
+		}
+		r.row += int64(b.N)
+		return nil
+	}
 	for r.left == 0 {
 		if err := r.ctx.Err(); err != nil {
 			return err
@@ -257,6 +276,9 @@ func (r *BatchReader) check(b *Batch) error {
 
 // Close releases the file.
 func (r *BatchReader) Close() error {
+	if r.orc != nil {
+		return r.orc.close()
+	}
 	for _, c := range r.cols {
 		c.close()
 	}

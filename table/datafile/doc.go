@@ -10,8 +10,9 @@
 // OpenKeyBatches) and batchwriter.go are the batch path; pqschema.go maps
 // Paimon types to Parquet with field ids (stamped into the footer by
 // footer.go); stats.go collects file statistics; avro.go reads Avro data
-// files; orc.go reads ORC data files through internal/orc and orcwriter.go
-// writes them (behind the formatWriter interface of writer.go); dv.go reads
+// files; orc.go reads ORC data files through internal/orc (orcbatch.go as
+// batches) and orcwriter.go writes them (behind the formatWriter interface
+// of writer.go); dv.go reads
 // and writes deletion vectors. Files of older schemas are read through the
 // schema-evolution casts of package table/cast.
 package datafile

@@ -202,13 +202,13 @@ func fromORC(st *orc.Stripe, c *orc.Column, i int, t table.DataType) (any, error
 	j := c.Index(i)
 	switch t.Root {
 	case table.TypeBoolean:
-		return c.Ints[j] != 0, nil
+		return c.Bools[j], nil
 	case table.TypeTinyInt:
-		return int8(c.Ints[j]), nil
+		return int8(c.Ints32[j]), nil
 	case table.TypeSmallInt:
-		return int16(c.Ints[j]), nil
+		return int16(c.Ints32[j]), nil
 	case table.TypeInt, table.TypeTime, table.TypeDate:
-		return int32(c.Ints[j]), nil
+		return c.Ints32[j], nil
 	case table.TypeBigInt:
 		return c.Ints[j], nil
 	case table.TypeFloat:
@@ -216,11 +216,11 @@ func fromORC(st *orc.Stripe, c *orc.Column, i int, t table.DataType) (any, error
 	case table.TypeDouble:
 		return c.Floats[j], nil
 	case table.TypeChar, table.TypeVarChar:
-		return string(c.Bytes[j]), nil
+		return string(c.BytesAt(j)), nil
 	case table.TypeBinary, table.TypeVarBinary, table.TypeBlob:
-		return c.Bytes[j], nil
+		return c.BytesAt(j), nil
 	case table.TypeDecimal:
-		return table.Decimal{Unscaled: c.Decimals[j], Precision: t.Precision, Scale: t.Scale}, nil
+		return table.Decimal{Unscaled: c.Decimal(j), Precision: t.Precision, Scale: t.Scale}, nil
 	case table.TypeTimestamp, table.TypeTimestampLTZ:
 		// A TIMESTAMP_LTZ written outside UTC is the instant itself with
 		// orc.timestamp-ltz.legacy.type=false, but with Paimon's default

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/internal/orc"
 	"github.com/compactd/compactd/table"
+	"github.com/parquet-go/parquet-go"
 )
 
 // Paimon's special field ids of nested ORC types (SpecialFields): an
@@ -326,6 +328,7 @@ type orcFileWriter struct {
 	rows   int64
 	closed bool
 	decs   []decodeFunc // batch column decoders, set by the first batch
+	puts   []orcPut     // how each batch column is written, set by the first batch
 }
 
 func newORCWriter(ctx context.Context, fio fileio.FileIO, path string, fields table.RowType, topts *table.Options, options map[string]string) (*orcFileWriter, error) {
@@ -402,8 +405,56 @@ func (w *orcFileWriter) initBatch(fields table.RowType) error {
 	return nil
 }
 
-// writeBatch writes rows [from, to) of b through the row path: batches
-// come in Parquet's physical layout, which ORC does not share.
+// orcPut says how writeBatch hands a batch column's values to the ORC
+// writer without a Go value per entry; orcPutValue decodes to the Go value
+// and takes the row path's conversion (toORC).
+type orcPut uint8
+
+const (
+	orcPutValue orcPut = iota
+	orcPutBool
+	orcPutI8  // TINYINT in Vec.I32
+	orcPutI16 // SMALLINT in Vec.I32
+	orcPutI32 // INT, DATE, TIME in Vec.I32
+	orcPutI64
+	orcPutF32
+	orcPutF64
+	orcPutBytes
+	orcPutDecI32 // DECIMAL(p <= 9): unscaled in Vec.I32
+	orcPutDecI64 // DECIMAL(p <= 18): unscaled in Vec.I64
+)
+
+func orcPutOf(t table.DataType, k parquet.Kind) orcPut {
+	switch {
+	case t.Root == table.TypeBoolean && k == parquet.Boolean:
+		return orcPutBool
+	case t.Root == table.TypeTinyInt && k == parquet.Int32:
+		return orcPutI8
+	case t.Root == table.TypeSmallInt && k == parquet.Int32:
+		return orcPutI16
+	case (t.Root == table.TypeInt || t.Root == table.TypeDate || t.Root == table.TypeTime) && k == parquet.Int32:
+		return orcPutI32
+	case t.Root == table.TypeBigInt && k == parquet.Int64:
+		return orcPutI64
+	case t.Root == table.TypeFloat && k == parquet.Float:
+		return orcPutF32
+	case t.Root == table.TypeDouble && k == parquet.Double:
+		return orcPutF64
+	case (t.Root == table.TypeChar || t.Root == table.TypeVarChar || t.Root == table.TypeBinary || t.Root == table.TypeVarBinary) && k == parquet.ByteArray:
+		return orcPutBytes
+	case t.Root == table.TypeDecimal && k == parquet.Int32:
+		return orcPutDecI32
+	case t.Root == table.TypeDecimal && k == parquet.Int64:
+		return orcPutDecI64
+	}
+	return orcPutValue
+}
+
+// writeBatch writes rows [from, to) of b row by row into the ORC writer,
+// each value straight from its batch column (batches come in Parquet's
+// physical layout); the file is the one the row path writes for the same
+// rows. Types without a direct form (timestamps, wide decimals) take the
+// row path's conversion per value.
 func (w *orcFileWriter) writeBatch(b *Batch, from, to int) error {
 	if len(b.Cols) != len(w.fields) {
 		return fmt.Errorf("write data file %s: batch has %d columns, file %d", w.path, len(b.Cols), len(w.fields))
@@ -411,23 +462,69 @@ func (w *orcFileWriter) writeBatch(b *Batch, from, to int) error {
 	if from < 0 || to > b.N {
 		return fmt.Errorf("write data file %s: rows [%d, %d) of a batch of %d", w.path, from, to, b.N)
 	}
-	row := make([]any, len(w.fields))
-	for i := from; i < to; i++ {
+	if w.puts == nil {
 		for c := range b.Cols {
-			col := &b.Cols[c]
-			row[c] = nil
-			if col.IsNull(i) {
-				continue
-			}
-			x, err := w.decs[c](col.value(i))
-			if err != nil {
-				return fmt.Errorf("write data file %s: %w", w.path, err)
-			}
-			row[c] = x
+			w.puts = append(w.puts, orcPutOf(w.fields[c].Type, b.Cols[c].Kind))
 		}
-		if err := w.write(row); err != nil {
+	}
+	for i := from; i < to; i++ {
+		if err := w.w.BeginRow(); err != nil {
+			return fmt.Errorf("write data file %s: %w", w.path, err)
+		}
+		for c := range b.Cols {
+			if err := w.put(&b.Cols[c], c, i); err != nil {
+				return fmt.Errorf("write data file %s: column %s: %w", w.path, w.fields[c].Name, err)
+			}
+		}
+		if err := w.w.EndRow(); err != nil {
+			return fmt.Errorf("write data file %s: %w", w.path, err)
+		}
+		w.rows++
+	}
+	for c := range b.Cols {
+		if err := w.colls[c].addVec(&b.Cols[c], from, to, w.decs[c]); err != nil {
+			return fmt.Errorf("write data file %s: column %s: %w", w.path, w.fields[c].Name, err)
+		}
+	}
+	return nil
+}
+
+// put hands row i of batch column c to the ORC writer.
+func (w *orcFileWriter) put(col *Vec, c, i int) error {
+	if col.IsNull(i) {
+		w.w.PutNull(c)
+		return nil
+	}
+	switch w.puts[c] {
+	case orcPutBool:
+		w.w.PutBool(c, col.Bool[i])
+	case orcPutI8:
+		return w.w.PutInt(c, int64(int8(col.I32[i])))
+	case orcPutI16:
+		return w.w.PutInt(c, int64(int16(col.I32[i])))
+	case orcPutI32:
+		return w.w.PutInt(c, int64(col.I32[i]))
+	case orcPutI64:
+		return w.w.PutInt(c, col.I64[i])
+	case orcPutF32:
+		w.w.PutFloat(c, float64(col.F32[i]))
+	case orcPutF64:
+		w.w.PutFloat(c, col.F64[i])
+	case orcPutBytes:
+		w.w.PutBytes(c, col.BytesAt(i))
+	case orcPutDecI32:
+		return w.w.PutDecimal(c, big.NewInt(int64(col.I32[i])))
+	case orcPutDecI64:
+		return w.w.PutDecimal(c, big.NewInt(col.I64[i]))
+	default:
+		x, err := w.decs[c](col.value(i))
+		if err != nil {
 			return err
 		}
+		if x, err = toORC(x, w.fields[c].Type); err != nil {
+			return err
+		}
+		return w.w.PutValue(c, x)
 	}
 	return nil
 }
