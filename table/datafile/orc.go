@@ -227,8 +227,8 @@ func fromORC(st *orc.Stripe, c *orc.Column, i int, t table.DataType) (any, error
 		// (true) the instant the writer's zone gives the UTC wall-clock
 		// time, which Java's reader turns back in its own zone; the file
 		// does not say which, so such values are refused, not guessed.
-		if t.Root == table.TypeTimestampLTZ && !orc.UTCZone(st.WriterTimezone) {
-			return nil, fmt.Errorf("not supported: TIMESTAMP_LTZ in an ORC file written in time zone %s (its value depends on orc.timestamp-ltz.legacy.type and the reader's zone)", st.WriterTimezone)
+		if err := orcZoneOK(st, t); err != nil {
+			return nil, err
 		}
 		ns := int64(c.Nanos[j])
 		return table.Timestamp{Millis: c.Secs[j]*1000 + ns/1e6, NanoOfMilli: int32(ns % 1e6)}, nil

@@ -299,8 +299,8 @@ func orcDec64(c *orc.Column, j int) (int64, error) {
 	return d.Int64(), nil
 }
 
-// orcZoneOK refuses what the row path (fromORC) refuses: TIMESTAMP_LTZ in
-// a file written outside UTC, whose value depends on
+// orcZoneOK refuses, on the row path (fromORC) and the batch path alike,
+// TIMESTAMP_LTZ in a file written outside UTC, whose value depends on
 // orc.timestamp-ltz.legacy.type and the reader's zone.
 func orcZoneOK(st *orc.Stripe, t table.DataType) error {
 	if t.Root == table.TypeTimestampLTZ && !orc.UTCZone(st.WriterTimezone) {
