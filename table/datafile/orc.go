@@ -34,15 +34,25 @@ type orcCol struct {
 	fromValue int
 }
 
-func newORCSource(ctx context.Context, fio fileio.FileIO, path string, wants []want) (source, error) {
+// openORC opens the ORC data file at path and reads its tail; the caller
+// closes f.
+func openORC(ctx context.Context, fio fileio.FileIO, path string) (fileio.Reader, *orc.File, error) {
 	f, err := fio.Open(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("open data file %s: %w", path, err)
+		return nil, nil, fmt.Errorf("open data file %s: %w", path, err)
 	}
 	of, err := orc.Open(f, f.Size())
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("open data file %s: %w", path, err)
+		return nil, nil, fmt.Errorf("open data file %s: %w", path, err)
+	}
+	return f, of, nil
+}
+
+func newORCSource(ctx context.Context, fio fileio.FileIO, path string, wants []want) (source, error) {
+	f, of, err := openORC(ctx, fio, path)
+	if err != nil {
+		return nil, err
 	}
 	root := of.Types[0]
 	byName := make(map[string]int, len(root.FieldNames))

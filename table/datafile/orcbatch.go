@@ -40,14 +40,9 @@ type orcBatches struct {
 // ErrNoBatchPath before any data is read, and the caller takes the row
 // path.
 func openORCBatches(ctx context.Context, fio fileio.FileIO, path string, fields table.RowType, project bool) (*orcBatches, error) {
-	f, err := fio.Open(ctx, path)
+	f, of, err := openORC(ctx, fio, path)
 	if err != nil {
-		return nil, fmt.Errorf("open data file %s: %w", path, err)
-	}
-	of, err := orc.Open(f, f.Size())
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("open data file %s: %w", path, err)
+		return nil, err
 	}
 	root := of.Types[0]
 	if root.Kind != orc.Struct || (!project && len(root.Subtypes) != len(fields)) {
