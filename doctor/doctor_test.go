@@ -2,6 +2,7 @@ package doctor_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -196,9 +197,32 @@ func TestDoctorOnS3ChecksConditionalWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := run(t, newTableIn(t, fio, root, nil, 2))
+	tb := newTableIn(t, fio, root, nil, 2)
+	rep := run(t, tb)
 	want(t, rep, "conditional-writes", doctor.OK, "refuses a second create")
 	want(t, rep, "files", doctor.OK, "all 2 data files")
+
+	// A table compactd only reads (altered to ORC manifests) gets no probe
+	// object: the doctor does not write into it.
+	ctx := context.Background()
+	data, err := fileio.ReadFile(ctx, fio, tb.Path()+"/schema/schema-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(data, &schema); err != nil {
+		t.Fatal(err)
+	}
+	schema["id"] = 1
+	schema["options"].(map[string]any)["manifest.format"] = "orc"
+	if data, err = json.Marshal(schema); err != nil {
+		t.Fatal(err)
+	}
+	if err := fileio.WriteFile(ctx, fio, tb.Path()+"/schema/schema-1", data); err != nil {
+		t.Fatal(err)
+	}
+	rep = run(t, tb)
+	want(t, rep, "conditional-writes", doctor.Info, "not checked: compactd does not write this table")
 }
 
 // A snapshot the compaction check cannot read is reported, not skipped.
