@@ -7,7 +7,8 @@
 // safe. Every finding says what to do.
 //
 // It only reads, with one exception: on S3 the conditional-write check
-// puts and deletes one probe object in the table directory.
+// puts and deletes one probe object in the table directory (not in a table
+// compactd does not write, such as one with ORC manifests).
 package doctor
 
 import (

@@ -16,5 +16,8 @@
 // ChangelogDeletion) keep long-lived changelogs in changelog/: Run writes
 // them for the snapshots it expires (PlanFilesFor keeps what they need),
 // then ExpireChangelogs (changelog.go) expires them with SelectChangelogs
-// and PlanChangelogs.
+// and PlanChangelogs. The data files a plan deletes are a PathList
+// (pathlist.go): deduplicated by hash and spilled to an unlinked temporary
+// file past 65,536 paths, so an expiration of a million files holds their
+// hashes, not their paths.
 package expire
