@@ -159,7 +159,7 @@ func commitCounting(st *CommitStats) func(int64) {
 // whose compaction Java does more for (rebuilding primary-key indexes,
 // deletion vectors, changelogs) is left exactly as it is.
 func Supported(t *table.Table, overrides map[string]string) error {
-	// A table compactd reads but cannot write (ORC manifests) is refused
+	// A table compactd reads but cannot write (an unwritable manifest codec) is refused
 	// before anything is planned or read; its FileIO would refuse the
 	// first write anyway.
 	if err := t.Writable(); err != nil {

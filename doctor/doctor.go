@@ -8,7 +8,8 @@
 //
 // It only reads, with one exception: on S3 the conditional-write check
 // puts and deletes one probe object in the table directory (not in a table
-// compactd does not write, such as one with ORC manifests).
+// compactd does not write, such as one whose manifest codec it has no
+// encoder for).
 package doctor
 
 import (
@@ -438,8 +439,8 @@ func checkConditionalWrites(ctx context.Context, t *table.Table, add func(Findin
 	}
 	if err := t.Writable(); err != nil {
 		// The check puts a probe object in the table directory; a table
-		// compactd will not write (ORC manifests) is not written to for it,
-		// and its commits never race.
+		// compactd will not write (a manifest codec it has no encoder for)
+		// is not written to for it, and its commits never race.
 		add(Finding{Check: "conditional-writes", Severity: Info, Message: "not checked: compactd does not write this table (" + err.Error() + ")"})
 		return
 	}

@@ -202,7 +202,7 @@ func TestDoctorOnS3ChecksConditionalWrites(t *testing.T) {
 	want(t, rep, "conditional-writes", doctor.OK, "refuses a second create")
 	want(t, rep, "files", doctor.OK, "all 2 data files")
 
-	// A table compactd only reads (altered to ORC manifests) gets no probe
+	// A table compactd only reads (altered to bzip2 manifests) gets no probe
 	// object: the doctor does not write into it.
 	ctx := context.Background()
 	data, err := fileio.ReadFile(ctx, fio, tb.Path()+"/schema/schema-0")
@@ -214,7 +214,7 @@ func TestDoctorOnS3ChecksConditionalWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	schema["id"] = 1
-	schema["options"].(map[string]any)["manifest.format"] = "orc"
+	schema["options"].(map[string]any)["manifest.compression"] = "bzip2"
 	if data, err = json.Marshal(schema); err != nil {
 		t.Fatal(err)
 	}

@@ -64,8 +64,8 @@ func Classify(err error) Class {
 		// anything, and retrying would only refuse again.
 		return Permanent
 	case errors.Is(err, table.ErrReadOnly):
-		// A table compactd reads but cannot write (ORC manifests) stays so
-		// until its manifest.format changes.
+		// A table compactd reads but cannot write (a manifest codec it has
+		// no encoder for) stays so until its options change.
 		return Permanent
 	case errors.Is(err, table.ErrInvalidName), errors.Is(err, fileio.ErrOutsideRoot):
 		// A table name or directory that leads out of the warehouse

@@ -11,14 +11,16 @@ import (
 	"github.com/compactd/compactd/sched"
 )
 
-// A table with ORC manifests is read, but the daemon's compaction and
-// expiration must not write it: the first job halts the table (a
+// A table whose manifests Java writes in a codec compactd has no encoder
+// for (manifest.compression=bzip2) is read, but the daemon's compaction
+// and expiration must not write it: the first job halts the table (a
 // permanent error naming the option and the schema file) and the table
 // stays byte for byte as it was.
-func TestDaemonHaltsAnORCManifestTableAndLeavesItAlone(t *testing.T) {
+func TestDaemonHaltsATableItCannotWriteAndLeavesItAlone(t *testing.T) {
 	wh := t.TempDir()
 	root := wh + "/pk_table_nested_type.db/pk_table_nested_type"
 	expiretest.CopyDir(t, "../../shared/fixtures/paimon-cpp/parquet/pk_table_nested_type.db/pk_table_nested_type", root)
+	expiretest.SetSchemaOption(t, root, 0, "manifest.compression", "bzip2")
 	before := expiretest.Tree(t, root)
 	cfg := config(t, wh, map[string]string{
 		"compact.schedule": "@every 1s", "orphan.enabled": "false", "expire.schedule": "@every 1s",
@@ -32,7 +34,7 @@ func TestDaemonHaltsAnORCManifestTableAndLeavesItAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, _ := tableStatus(sc, name)
-	if !strings.Contains(st.Halted, "manifest.format=orc in "+root+"/schema/schema-0") {
+	if !strings.Contains(st.Halted, "manifest.format=orc in "+root+"/schema/schema-0: ") || !strings.Contains(st.Halted, "manifest.compression=bzip2: ") {
 		t.Fatalf("halted with %q", st.Halted)
 	}
 	var failures int

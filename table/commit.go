@@ -306,15 +306,16 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 	if err != nil {
 		return nil, written, fmt.Errorf("commit to %s: %w", t.FullName(), err)
 	}
-	if r := writeRefusal(ls, t.schemaPath(ls.ID)); r != "" {
+	// Metadata is written in the latest schema's manifest.format: Java
+	// reads all of a table's metadata files with that format's reader.
+	codec, r := metadataFormat(ls, t.schemaPath(ls.ID))
+	if r != "" {
 		return nil, written, &WriteRefusedError{Table: t.FullName(), Reason: r}
 	}
 	schema := t.Schema()
-	opts := t.Options()
 	partTypes := typesOfRow(schema.PartitionType())
-	codec := opts.ManifestCompression
 
-	merged, newFiles, err := t.mergeManifests(ctx, base, partTypes, schema.ID)
+	merged, newFiles, err := t.mergeManifests(ctx, base, partTypes, schema.ID, codec)
 	written = append(written, newFiles...)
 	if err != nil {
 		return nil, written, err
@@ -450,7 +451,7 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 // a manifest list naming it (Java's changelog manifest list of the
 // snapshot), adding both paths to written; it returns the list's name and
 // size.
-func (t *Table) writeChangelogManifests(ctx context.Context, entries []manifest.Entry, partTypes []DataType, schemaID int64, codec string, written *[]string) (string, int64, error) {
+func (t *Table) writeChangelogManifests(ctx context.Context, entries []manifest.Entry, partTypes []DataType, schemaID int64, codec manifest.Format, written *[]string) (string, int64, error) {
 	meta, err := t.writeManifest(ctx, entries, partTypes, schemaID, codec, written)
 	if err != nil {
 		return "", 0, fmt.Errorf("commit to %s: changelog manifest: %w", t.FullName(), err)
@@ -466,7 +467,7 @@ func (t *Table) writeChangelogManifests(ctx context.Context, entries []manifest.
 
 // writeManifest writes entries to a new manifest file, adding its path to
 // written, and returns its manifest-list entry.
-func (t *Table) writeManifest(ctx context.Context, entries []manifest.Entry, partTypes []DataType, schemaID int64, codec string, written *[]string) (manifest.ListEntry, error) {
+func (t *Table) writeManifest(ctx context.Context, entries []manifest.Entry, partTypes []DataType, schemaID int64, codec manifest.Format, written *[]string) (manifest.ListEntry, error) {
 	name := t.paths.NewManifestFileName()
 	path := t.paths.ManifestPath(name)
 	size, err := manifest.Write(ctx, t.fio, path, entries, codec)

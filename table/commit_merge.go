@@ -21,7 +21,7 @@ import (
 // Java's full-compaction attempt (step 1, once 16 MiB of small or
 // DELETE-carrying manifests accumulate) is not done; the minor merge
 // already bounds the list, and the result is equivalent for readers.
-func (t *Table) mergeManifests(ctx context.Context, metas []manifest.ListEntry, partTypes []DataType, schemaID int64) ([]manifest.ListEntry, []string, error) {
+func (t *Table) mergeManifests(ctx context.Context, metas []manifest.ListEntry, partTypes []DataType, schemaID int64, format manifest.Format) ([]manifest.ListEntry, []string, error) {
 	opts := t.Options()
 	target := opts.ManifestTargetFileSize
 	if target <= 0 {
@@ -50,7 +50,7 @@ func (t *Table) mergeManifests(ctx context.Context, metas []manifest.ListEntry, 
 		if len(folded) == 0 {
 			return nil
 		}
-		meta, err := t.writeManifest(ctx, folded, partTypes, schemaID, opts.ManifestCompression, &written)
+		meta, err := t.writeManifest(ctx, folded, partTypes, schemaID, format, &written)
 		if err != nil {
 			return err
 		}

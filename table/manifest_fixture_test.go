@@ -161,7 +161,7 @@ func TestManifestFixturesDecodeAndRoundTrip(t *testing.T) {
 				continue
 			}
 			n = len(entries)
-			enc, err := manifest.Encode(entries, codec)
+			enc, err := manifest.Encode(entries, manifest.Avro(codec))
 			if err != nil {
 				t.Errorf("%s: encode: %v", rel, err)
 				continue
@@ -182,7 +182,7 @@ func TestManifestFixturesDecodeAndRoundTrip(t *testing.T) {
 				continue
 			}
 			n = len(metas)
-			enc, err := manifest.EncodeList(metas, codec)
+			enc, err := manifest.EncodeList(metas, manifest.Avro(codec))
 			if err != nil {
 				t.Errorf("%s: encode: %v", rel, err)
 				continue
@@ -203,7 +203,7 @@ func TestManifestFixturesDecodeAndRoundTrip(t *testing.T) {
 				continue
 			}
 			n = len(entries)
-			enc, err := manifest.EncodeIndex(entries, codec)
+			enc, err := manifest.EncodeIndex(entries, manifest.Avro(codec))
 			if err != nil {
 				t.Errorf("%s: encode: %v", rel, err)
 				continue

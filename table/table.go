@@ -94,9 +94,9 @@ func OpenNamed(ctx context.Context, fio fileio.FileIO, tablePath, database, name
 
 // OpenPath opens the table whose directory is tablePath. It loads every
 // schema (files written under older schemas are read through them) and
-// refuses tables whose manifests are neither Avro nor ORC. A table with
-// ORC manifests is opened read-only (writable.go): its FileIO refuses
-// every write.
+// refuses tables whose manifests are neither Avro nor ORC. A table whose
+// metadata compactd cannot write as Java would (writable.go) is opened
+// read-only: its FileIO refuses every write.
 func OpenPath(ctx context.Context, fio fileio.FileIO, tablePath string) (*Table, error) {
 	tablePath = strings.TrimRight(tablePath, "/")
 	t := &Table{fio: fio, path: tablePath, name: fileio.Base(tablePath), schemas: map[int64]*TableSchema{}}

@@ -1,15 +1,17 @@
 package table
 
-// What compactd may write, decided once per table. Some tables compactd
-// reads but must not write: their metadata would have to be written in a
-// format compactd has no writer for (manifest.format=orc: Java reads every
-// manifest, manifest list and index manifest of a table with the reader
-// of the table's manifest.format, so an Avro manifest among ORC ones
-// breaks the table for Java). Such a table's FileIO refuses every write,
-// delete and publish (readOnlyFS below), and Commit/WriteSnapshot refuse
-// before a catalog publishes anything: every write path of every package
-// goes through one of the two, so none can forget the check, and the
-// first attempted write fails before anything changed.
+// What compactd may write, decided once per table. Java reads every
+// manifest, manifest list and index manifest of a table with the reader of
+// its manifest.format and writes them with its manifest.compression (for
+// ORC, also the table's orc.* options), so compactd writes them the same
+// way (metadataFormat). A table whose metadata compactd cannot write that
+// way (an Avro codec or ORC compression it has no encoder for, an orc.*
+// value Java would refuse) is read but not written: its FileIO refuses
+// every write, delete and publish (readOnlyFS below), and
+// Commit/WriteSnapshot refuse before a catalog publishes anything. Every
+// write path of every package goes through one of the two, so none can
+// forget the check, and the first attempted write fails before anything
+// changed.
 
 import (
 	"context"
@@ -17,6 +19,7 @@ import (
 	"fmt"
 
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/table/manifest"
 )
 
 // ErrReadOnly is wrapped by every refusal of a write to a table compactd
@@ -45,11 +48,32 @@ func (e *WriteRefusedError) Unwrap() error { return ErrReadOnly }
 // a table whose latest schema is s (the file schemaFile), "" when it may.
 // Formats that Open refuses outright never get here.
 func writeRefusal(s *TableSchema, schemaFile string) string {
-	if f := s.CoreOptions().ManifestFormat; f != "avro" {
-		return fmt.Sprintf("%s=%s in %s (compactd reads ORC manifests but writes Avro manifests only, and Java reads all of a table's manifests in its %s)",
-			OptManifestFormat, f, schemaFile, OptManifestFormat)
+	_, r := metadataFormat(s, schemaFile)
+	return r
+}
+
+// metadataFormat is how metadata files of a table whose latest schema is
+// s are written, or why they cannot be (the refusal, naming the option and
+// schemaFile).
+func metadataFormat(s *TableSchema, schemaFile string) (manifest.Format, string) {
+	o := s.CoreOptions()
+	if o.ManifestFormat == "orc" {
+		w, err := ORCWriterOptions(s.Options, o, OptManifestCompression)
+		if err != nil {
+			return manifest.Format{}, fmt.Sprintf("%s=orc in %s: compactd cannot write its metadata files as Java would: %v", OptManifestFormat, schemaFile, err)
+		}
+		return manifest.ORC(w), ""
 	}
-	return ""
+	// Java's Avro writer takes avro.codec over manifest.compression.
+	f := manifest.Avro(o.ManifestCompression)
+	key := OptManifestCompression
+	if v, ok := s.Options[OptAvroCodec]; ok {
+		f, key = manifest.Avro(v), OptAvroCodec
+	}
+	if err := f.Check(); err != nil {
+		return manifest.Format{}, fmt.Sprintf("%s=%s in %s: %v", key, f.Compression, schemaFile, err)
+	}
+	return f, ""
 }
 
 // Writable says whether compactd may write the table: nil, or a
@@ -93,3 +117,13 @@ func (r readOnlyFS) WriteExclusive(_ context.Context, path string, _ []byte) err
 func (r readOnlyFS) Delete(_ context.Context, path string) error { return r.t.refuse(path) }
 
 func (r readOnlyFS) DeleteDir(_ context.Context, path string) error { return r.t.refuse(path) }
+
+// MetadataFormat is how compactd writes the table's metadata files (the
+// schema it was opened with), or the write refusal.
+func (t *Table) MetadataFormat() (manifest.Format, error) {
+	f, r := metadataFormat(t.latest, t.schemaPath(t.latest.ID))
+	if r != "" {
+		return f, &WriteRefusedError{Table: t.FullName(), Reason: r}
+	}
+	return f, nil
+}

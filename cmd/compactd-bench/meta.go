@@ -69,7 +69,10 @@ func fakeFile(t *table.Table, level int32, minKey, maxKey, minSeq, maxSeq, rows,
 // name and size.
 func writeManifests(ctx context.Context, t *table.Table, entries []manifest.Entry) (string, int64, error) {
 	p := t.Paths()
-	codec := t.Options().ManifestCompression
+	codec, err := t.MetadataFormat()
+	if err != nil {
+		return "", 0, err
+	}
 	var metas []manifest.ListEntry
 	if len(entries) > 0 {
 		name := p.NewManifestFileName()

@@ -16,15 +16,15 @@ import (
 	"github.com/compactd/compactd/table"
 )
 
-// Tables with ORC manifests (manifest.format=orc) are read but not written:
-// compactd has no ORC manifest writer, and Java reads every manifest of
-// such a table as ORC. Every command that would change the table must exit
+// Tables whose metadata Java writes in a codec compactd has no encoder
+// for (manifest.compression=bzip2) are read but not written: Java writes
+// every manifest of such a table in bzip2, and so must any writer. Every command that would change the table must exit
 // non-zero naming the table, the file it was about to write and the option,
 // and leave the table directory byte for byte as it was. The table is set
 // up so that each command has work to do (an old orphan file, a tag past
 // its retention, an old partition, snapshots to expire): a command that
 // found nothing to do would prove nothing.
-func TestWritesToORCManifestTablesAreRefused(t *testing.T) {
+func TestWritesToTablesOfAnUnwritableManifestCodecAreRefused(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	bin := compactdBinary(t)
@@ -46,6 +46,7 @@ func TestWritesToORCManifestTablesAreRefused(t *testing.T) {
 			wh := filepath.Join(t.TempDir(), "wh")
 			root := filepath.Join(wh, "pk_table_nested_type.db", "pk_table_nested_type")
 			expiretest.CopyDir(t, "../../../shared/fixtures/paimon-cpp/parquet/pk_table_nested_type.db/pk_table_nested_type", root)
+			expiretest.SetSchemaOption(t, root, 0, "manifest.compression", "bzip2")
 			// A tag of snapshot 1 created two days ago and retained an hour.
 			tb, err := table.OpenPath(ctx, fileio.NewLocal(), root)
 			if err != nil {
@@ -107,10 +108,10 @@ func TestWritesToORCManifestTablesAreRefused(t *testing.T) {
 			// that check the latest schema first) the schema file is named,
 			// else the file the command was about to write or delete.
 			if !strings.Contains(msg, "not supported: writing "+root+"/") &&
-				!strings.Contains(msg, "not supported: writing to it: manifest.format=orc in "+root+"/schema/schema-0 (") {
+				!strings.Contains(msg, "not supported: writing to it: manifest.format=orc in "+root+"/schema/schema-0: ") {
 				t.Errorf("output does not name the file refused:\n%s", msg)
 			}
-			if !strings.Contains(msg, "manifest.format=orc in "+root+"/schema/schema-0") {
+			if !strings.Contains(msg, "manifest.format=orc in "+root+"/schema/schema-0: ") || !strings.Contains(msg, "manifest.compression=bzip2: ") {
 				t.Errorf("output does not name the option and the schema file setting it:\n%s", msg)
 			}
 			if after := expiretest.Tree(t, root); !slices.Equal(before, after) {

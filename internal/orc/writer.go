@@ -53,6 +53,11 @@ type WriterOptions struct {
 	DictionaryKeyRatio *float64
 	Metadata           map[string][]byte
 	Software           string
+	// FitBlockSize shrinks BlockSize with the column count as Java's
+	// WriterImpl does unless orc.buffer.size.enforce is set (a 40-column
+	// manifest gets 128 KiB chunks). Data files keep BlockSize as given:
+	// their bytes are pinned by tests against earlier output.
+	FitBlockSize bool
 }
 
 // Writer writes one ORC file, row by row. Values are the generic values
@@ -98,14 +103,18 @@ func NewWriter(w io.Writer, schema *TypeDesc, opts WriterOptions) (*Writer, erro
 	if opts.DictionaryKeyRatio != nil {
 		ratio = *opts.DictionaryKeyRatio
 	}
+	wr := &Writer{w: w, ratio: ratio}
+	if err := wr.flatten(schema); err != nil {
+		return nil, err
+	}
+	if opts.FitBlockSize {
+		opts.BlockSize = fitBlockSize(opts.StripeSize, len(wr.types), opts.BlockSize)
+	}
 	comp, err := newCompressor(opts.Compression, opts.BlockSize, opts.CompressionLevel)
 	if err != nil {
 		return nil, fmt.Errorf("orc writer: %w", err)
 	}
-	wr := &Writer{w: w, opts: opts, ratio: ratio, comp: comp}
-	if err := wr.flatten(schema); err != nil {
-		return nil, err
-	}
+	wr.opts, wr.comp = opts, comp
 	for i := range wr.types {
 		wr.cols = append(wr.cols, &colWriter{id: i, t: &wr.types[i]})
 	}

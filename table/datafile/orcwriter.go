@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/big"
 	"strconv"
-	"strings"
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/internal/orc"
@@ -199,87 +198,15 @@ func toORC(v any, t table.DataType) (any, error) {
 	return nil, fmt.Errorf("value %T for Paimon type %s", v, t)
 }
 
-// orcWriterOptions derives the ORC writer settings as Paimon's
-// OrcFileFormat / OrcWriterFactory do: orc.* options override, else
-// file.compression and file.compression.zstd-level, and file.block-size as
-// the stripe size when set.
+// orcWriterOptions derives the ORC writer settings of a data file as
+// Paimon's OrcFileFormat does (table.ORCWriterOptions, with
+// file.compression).
 func orcWriterOptions(topts *table.Options, options map[string]string) (orc.WriterOptions, error) {
-	var o orc.WriterOptions
-	comp, key := topts.FileCompression, table.OptFileCompression
-	if v, ok := options["orc.compress"]; ok {
-		comp, key = v, "orc.compress"
-	}
-	switch strings.ToLower(strings.TrimSpace(comp)) {
-	case "none", "uncompressed":
-		o.Compression = orc.CompressionNone
-	case "zlib":
-		o.Compression = orc.CompressionZlib
-	case "snappy":
-		o.Compression = orc.CompressionSnappy
-	case "lz4":
-		o.Compression = orc.CompressionLZ4
-	case "zstd":
-		o.Compression = orc.CompressionZstd
-	default:
-		return o, fmt.Errorf("not supported: %s=%s for ORC files", key, comp)
-	}
-	o.CompressionLevel = topts.FileCompressionZstdLevel
-	if v, ok := options["orc.compression.zstd.level"]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil {
-			return o, fmt.Errorf("invalid orc.compression.zstd.level %q", v)
-		}
-		o.CompressionLevel = n
-	}
-	if o.Compression == orc.CompressionZlib {
-		o.CompressionLevel = 0 // Java's zlib level follows orc.compression.strategy, not the zstd level
-	}
-	// orc.* sizes are plain byte counts (Java's OrcConf.getLong), while
-	// file.block-size is a Paimon memory size.
-	bs, err := orcLong(options, "orc.compress.size", defaultORCCompressSize)
+	o, err := table.ORCWriterOptions(options, topts, table.OptFileCompression)
 	if err != nil {
-		return o, err
-	}
-	o.BlockSize = int(bs)
-	stripe := int64(orc.DefaultStripeSize)
-	if stripe, err = sizeOption(options, "file.block-size", stripe); err != nil {
-		return o, err
-	}
-	if stripe, err = orcLong(options, "orc.stripe.size", stripe); err != nil {
-		return o, err
-	}
-	o.StripeSize = stripe
-	if v, ok := options["orc.row.index.stride"]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		// Java's WriterImpl refuses 1..999 ("Row stride must be at least 1000").
-		if err != nil || n < 0 || (n > 0 && n < 1000) {
-			return o, fmt.Errorf("invalid orc.row.index.stride %q (0 or at least 1000)", v)
-		}
-		o.RowIndexStride = n
-		if n == 0 {
-			o.RowIndexStride = -1 // Java: 0 disables the row index
-		}
-	}
-	if v, ok := options["orc.dictionary.key.threshold"]; ok {
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || f < 0 || f > 1 {
-			return o, fmt.Errorf("invalid orc.dictionary.key.threshold %q", v)
-		}
-		o.DictionaryKeyRatio = &f
+		return o, fmt.Errorf("not supported: %w", err)
 	}
 	return o, nil
-}
-
-func orcLong(options map[string]string, key string, def int64) (int64, error) {
-	v, ok := options[key]
-	if !ok {
-		return def, nil
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("invalid %s %q (a number of bytes)", key, v)
-	}
-	return n, nil
 }
 
 // CheckWriter reports what would make a writer of these columns with

@@ -116,7 +116,7 @@ func BenchmarkAvroStackFixtures(b *testing.B) {
 }
 
 func BenchmarkAvroStackManifest100k(b *testing.B) {
-	data, err := manifest.Encode(benchEntries(b, 100000), "zstd")
+	data, err := manifest.Encode(benchEntries(b, 100000), manifest.Avro("zstd"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func BenchmarkAvroStackManifest100k(b *testing.B) {
 
 // corruptAvroInputs derives damaged files from a valid uncompressed manifest.
 func corruptAvroInputs(t testing.TB) map[string][]byte {
-	good, err := manifest.Encode(mfSampleEntries(t), "none")
+	good, err := manifest.Encode(mfSampleEntries(t), manifest.Avro("none"))
 	if err != nil {
 		t.Fatal(err)
 	}

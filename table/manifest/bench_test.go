@@ -18,7 +18,7 @@ func benchEntries(b *testing.B, n int) []manifest.Entry {
 }
 
 func BenchmarkDecodeManifest10k(b *testing.B) {
-	data, err := manifest.Encode(benchEntries(b, 10000), "zstd")
+	data, err := manifest.Encode(benchEntries(b, 10000), manifest.Avro("zstd"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func BenchmarkEncodeManifest10k(b *testing.B) {
 	entries := benchEntries(b, 10000)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := manifest.Encode(entries, "zstd"); err != nil {
+		if _, err := manifest.Encode(entries, manifest.Avro("zstd")); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,6 +1,6 @@
-// Package manifest is Paimon's manifest codec: the three Avro metadata
-// files that list a snapshot's files, read in every layout Java wrote
-// from 0.8 on and written byte for byte as Java 1.3–2.0 writes them.
+// Package manifest is Paimon's manifest codec: the three metadata files
+// that list a snapshot's files, read in every layout Java wrote from 0.8
+// on and written as Java 1.3–2.0 writes them (Avro byte for byte).
 //
 //   - Data and changelog manifests (manifest.go): Read, Decode, Encode and
 //     Write of []Entry, an ADD or DELETE (FileKind) of one data file in a
@@ -19,6 +19,10 @@
 //     Damage wraps ErrCorrupt; Parquet manifests and unknown codecs are
 //     ErrUnsupportedFormat. ORC manifests (orc.go) decode through
 //     internal/orc into the same generic records.
+//   - Format (format.go): manifest.format=orc writes all three in ORC
+//     through internal/orc, with the schemas, paimon.id attributes and
+//     writer settings Java Paimon 1.4 uses; Encode, EncodeList and
+//     EncodeIndex take the Format.
 //
 // It knows bytes, not types: partitions, keys and statistics stay
 // serialized BinaryRows. What needs the table's types lives in package

@@ -159,9 +159,13 @@ func decodeIndexEntry(v any) (IndexEntry, error) {
 }
 
 // EncodeIndex encodes index-manifest entries: the 1.3 layout, or
-// the 2.0 layout with _GLOBAL_INDEX when an entry has a global index.
-func EncodeIndex(entries []IndexEntry, compression string) ([]byte, error) {
-	codec, err := avroCodecName(compression)
+// the 2.0 layout with _GLOBAL_INDEX when an entry has a global index; in
+// format f (ORC: the 1.4 layout, _GLOBAL_INDEX always present).
+func EncodeIndex(entries []IndexEntry, f Format) ([]byte, error) {
+	if f.ORC {
+		return encodeORCIndex(entries, f.ORCOptions)
+	}
+	codec, err := avroCodecName(f.Compression)
 	if err != nil {
 		return nil, err
 	}
@@ -237,6 +241,6 @@ func EncodeIndex(entries []IndexEntry, compression string) ([]byte, error) {
 }
 
 // WriteIndex writes a new index manifest file and returns its size.
-func WriteIndex(ctx context.Context, fio fileio.FileIO, path string, entries []IndexEntry, compression string) (int64, error) {
-	return writeMetadataFile(ctx, fio, path, "index manifest", func() ([]byte, error) { return EncodeIndex(entries, compression) })
+func WriteIndex(ctx context.Context, fio fileio.FileIO, path string, entries []IndexEntry, f Format) (int64, error) {
+	return writeMetadataFile(ctx, fio, path, "index manifest", func() ([]byte, error) { return EncodeIndex(entries, f) })
 }

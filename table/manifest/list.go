@@ -77,9 +77,12 @@ func DecodeList(data []byte) ([]ListEntry, error) {
 	return out, nil
 }
 
-// EncodeList encodes a manifest list in the 13-field layout.
-func EncodeList(metas []ListEntry, compression string) ([]byte, error) {
-	codec, err := avroCodecName(compression)
+// EncodeList encodes a manifest list in the 13-field layout, in format f.
+func EncodeList(metas []ListEntry, f Format) ([]byte, error) {
+	if f.ORC {
+		return encodeORCList(metas, f.ORCOptions)
+	}
+	codec, err := avroCodecName(f.Compression)
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +106,6 @@ func EncodeList(metas []ListEntry, compression string) ([]byte, error) {
 }
 
 // WriteList writes a new manifest list file and returns its size.
-func WriteList(ctx context.Context, fio fileio.FileIO, path string, metas []ListEntry, compression string) (int64, error) {
-	return writeMetadataFile(ctx, fio, path, "manifest list", func() ([]byte, error) { return EncodeList(metas, compression) })
+func WriteList(ctx context.Context, fio fileio.FileIO, path string, metas []ListEntry, f Format) (int64, error) {
+	return writeMetadataFile(ctx, fio, path, "manifest list", func() ([]byte, error) { return EncodeList(metas, f) })
 }

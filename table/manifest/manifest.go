@@ -119,19 +119,22 @@ func decodeDataFileMeta(r *avroFieldReader) DataFileMeta {
 	return m
 }
 
-// Encode encodes entries as a manifest file in the 1.3–2.0 layout.
-// compression is Paimon's manifest.compression value ("" = zstd).
-func Encode(entries []Entry, compression string) ([]byte, error) {
-	codec, err := avroCodecName(compression)
-	if err != nil {
-		return nil, err
-	}
+// Encode encodes entries as a manifest file in the 1.3–2.0 layout, in
+// format f.
+func Encode(entries []Entry, f Format) ([]byte, error) {
 	withSeq := false
 	for i := range entries {
 		if entries[i].File.WriteColsSequences != nil {
 			withSeq = true
 			break
 		}
+	}
+	if f.ORC {
+		return encodeORCManifest(entries, f.ORCOptions, withSeq)
+	}
+	codec, err := avroCodecName(f.Compression)
+	if err != nil {
+		return nil, err
 	}
 	schema := manifestEntrySchema
 	if withSeq {
@@ -196,6 +199,6 @@ func encodeDataFileMeta(w *avroWriter, m *DataFileMeta, withSeq bool) {
 
 // Write writes entries as a new manifest file and returns its size,
 // the _FILE_SIZE its manifest-list row must carry.
-func Write(ctx context.Context, fio fileio.FileIO, path string, entries []Entry, compression string) (int64, error) {
-	return writeMetadataFile(ctx, fio, path, "manifest", func() ([]byte, error) { return Encode(entries, compression) })
+func Write(ctx context.Context, fio fileio.FileIO, path string, entries []Entry, f Format) (int64, error) {
+	return writeMetadataFile(ctx, fio, path, "manifest", func() ([]byte, error) { return Encode(entries, f) })
 }

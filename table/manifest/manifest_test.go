@@ -75,7 +75,7 @@ func mfSampleEntries(t testing.TB) []manifest.Entry {
 func TestManifestRoundTripKeepsEveryFieldWithEveryCodec(t *testing.T) {
 	entries := mfSampleEntries(t)
 	for _, codec := range []string{"", "zstd", "snappy", "deflate", "none", "null"} {
-		data, err := manifest.Encode(entries, codec)
+		data, err := manifest.Encode(entries, manifest.Avro(codec))
 		if err != nil {
 			t.Fatalf("%q: %v", codec, err)
 		}
@@ -87,14 +87,14 @@ func TestManifestRoundTripKeepsEveryFieldWithEveryCodec(t *testing.T) {
 			t.Fatalf("%q: round trip differs\n got %+v\nwant %+v", codec, got, entries)
 		}
 	}
-	if _, err := manifest.Encode(entries, "lz4"); err == nil {
+	if _, err := manifest.Encode(entries, manifest.Avro("lz4")); err == nil {
 		t.Error("unsupported compression accepted")
 	}
 }
 
 func TestManifestCodecNamesInHeader(t *testing.T) {
 	for compression, want := range map[string]string{"": "zstandard", "zstd": "zstandard", "snappy": "snappy", "deflate": "deflate", "none": "null"} {
-		data, err := manifest.Encode(mfSampleEntries(t), compression)
+		data, err := manifest.Encode(mfSampleEntries(t), manifest.Avro(compression))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,13 +135,13 @@ func TestWrittenSchemasMatchJavaHeaders(t *testing.T) {
 	}
 	// The HEAD-only 21st field appears only when an entry needs it.
 	e := mfSampleEntries(t)
-	data, _ := manifest.Encode(e, "")
+	data, _ := manifest.Encode(e, manifest.Avro(""))
 	f, _ := manifest.ReadAvroFile(data)
 	if strings.Contains(string(f.Meta["avro.schema"]), "_WRITE_COLS_SEQUENCES") {
 		t.Error("20-field layout expected")
 	}
 	e[0].File.WriteColsSequences = []int64{5, 6}
-	data, err := manifest.Encode(e, "")
+	data, err := manifest.Encode(e, manifest.Avro(""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestWrittenSchemasMatchJavaHeaders(t *testing.T) {
 // hamba/avro, an independent implementation, must read our nullable unions
 // and logical types as Java declares them.
 func TestHambaReadsOurManifest(t *testing.T) {
-	data, err := manifest.Encode(mfSampleEntries(t), "snappy")
+	data, err := manifest.Encode(mfSampleEntries(t), manifest.Avro("snappy"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestManifestListAndIndexManifestRoundTrip(t *testing.T) {
 	pt := []table.DataType{{Root: table.TypeVarChar, Length: table.MaxLength, Nullable: true}, {Root: table.TypeInt, Nullable: true}}
 
 	mpath := filepath.Join(dir, "manifest-a-0")
-	size, err := manifest.Write(ctx, fio, mpath, entries, "zstd")
+	size, err := manifest.Write(ctx, fio, mpath, entries, manifest.Avro("zstd"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestManifestListAndIndexManifestRoundTrip(t *testing.T) {
 
 	lpath := filepath.Join(dir, "manifest-list-a-0")
 	metas := []manifest.ListEntry{meta, {FileName: "manifest-old", FileSize: 9, PartitionStats: manifest.EmptySimpleStats()}}
-	if _, err := manifest.WriteList(ctx, fio, lpath, metas, ""); err != nil {
+	if _, err := manifest.WriteList(ctx, fio, lpath, metas, manifest.Avro("")); err != nil {
 		t.Fatal(err)
 	}
 	gotMetas, err := manifest.ReadList(ctx, fio, lpath)
@@ -241,7 +241,7 @@ func TestManifestListAndIndexManifestRoundTrip(t *testing.T) {
 		}},
 	}
 	ipath := filepath.Join(dir, "index-manifest-a-0")
-	if _, err := manifest.WriteIndex(ctx, fio, ipath, idx, "deflate"); err != nil {
+	if _, err := manifest.WriteIndex(ctx, fio, ipath, idx, manifest.Avro("deflate")); err != nil {
 		t.Fatal(err)
 	}
 	gotIdx, err := manifest.ReadIndex(ctx, fio, ipath)
@@ -249,7 +249,7 @@ func TestManifestListAndIndexManifestRoundTrip(t *testing.T) {
 		t.Fatalf("index manifest round trip: %v\n got %+v\nwant %+v", err, gotIdx, idx)
 	}
 	idx[1].IndexFile.GlobalIndex = &manifest.GlobalIndexMeta{RowRangeStart: 0, RowRangeEnd: 99, IndexFieldID: 3, ExtraFieldIDs: []int32{4}, IndexMeta: []byte{9}}
-	data, err := manifest.EncodeIndex(idx, "")
+	data, err := manifest.EncodeIndex(idx, manifest.Avro(""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,11 +283,11 @@ func TestNewManifestFileMetaRowIDRangeAndEmptyManifest(t *testing.T) {
 func TestManifestRejectsWrongVersionAndKind(t *testing.T) {
 	e := mfSampleEntries(t)
 	e[0].Kind = 7
-	if _, err := manifest.Encode(e, ""); err == nil {
+	if _, err := manifest.Encode(e, manifest.Avro("")); err == nil {
 		t.Error("invalid kind encoded")
 	}
 	// An index manifest is not a data manifest: _VERSION 1 is refused.
-	data, err := manifest.EncodeIndex([]manifest.IndexEntry{{IndexFile: manifest.IndexFileMeta{IndexType: manifest.IndexTypeHash, FileName: "i"}, Partition: table.EmptyBinaryRow()}}, "")
+	data, err := manifest.EncodeIndex([]manifest.IndexEntry{{IndexFile: manifest.IndexFileMeta{IndexType: manifest.IndexTypeHash, FileName: "i"}, Partition: table.EmptyBinaryRow()}}, manifest.Avro(""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,11 +297,11 @@ func TestManifestRejectsWrongVersionAndKind(t *testing.T) {
 }
 
 func TestDecodeManifestRejectsTruncatedAndCorruptFiles(t *testing.T) {
-	data, err := manifest.Encode(mfSampleEntries(t), "none")
+	data, err := manifest.Encode(mfSampleEntries(t), manifest.Avro("none"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	empty, _ := manifest.Encode(nil, "none")
+	empty, _ := manifest.Encode(nil, manifest.Avro("none"))
 	for cut := 0; cut < len(data)-1; cut += 7 {
 		if cut == len(empty) {
 			continue // a header with no blocks is a valid empty manifest
@@ -315,7 +315,7 @@ func TestDecodeManifestRejectsTruncatedAndCorruptFiles(t *testing.T) {
 	if _, err := manifest.Decode(bad); !errors.Is(err, manifest.ErrCorrupt) {
 		t.Errorf("sync mismatch: %v", err)
 	}
-	zdata, _ := manifest.Encode(mfSampleEntries(t), "snappy")
+	zdata, _ := manifest.Encode(mfSampleEntries(t), manifest.Avro("snappy"))
 	zbad := append([]byte{}, zdata...)
 	zbad[len(zbad)-20] ^= 0x55 // inside the CRC or compressed body
 	if _, err := manifest.Decode(zbad); err == nil {
@@ -329,7 +329,7 @@ func TestManifestReadHonoursContext(t *testing.T) {
 	if _, err := manifest.Read(ctx, fileio.NewLocal(), "/nonexistent"); !errors.Is(err, context.Canceled) {
 		t.Errorf("want context.Canceled, got %v", err)
 	}
-	if _, err := manifest.Write(ctx, fileio.NewLocal(), filepath.Join(t.TempDir(), "m"), nil, ""); !errors.Is(err, context.Canceled) {
+	if _, err := manifest.Write(ctx, fileio.NewLocal(), filepath.Join(t.TempDir(), "m"), nil, manifest.Avro("")); !errors.Is(err, context.Canceled) {
 		t.Errorf("want context.Canceled, got %v", err)
 	}
 }
@@ -392,10 +392,10 @@ func TestLocalMillisIsWallClockAsUTC(t *testing.T) {
 // FuzzDecodeManifest feeds arbitrary bytes to all three manifest decoders:
 // none may panic, and a manifest that decodes must survive re-encoding.
 func FuzzDecodeManifest(f *testing.F) {
-	if data, err := manifest.Encode(mfSampleEntries(f), "none"); err == nil {
+	if data, err := manifest.Encode(mfSampleEntries(f), manifest.Avro("none")); err == nil {
 		f.Add(data)
 	}
-	if data, err := manifest.Encode(mfSampleEntries(f), "snappy"); err == nil {
+	if data, err := manifest.Encode(mfSampleEntries(f), manifest.Avro("snappy")); err == nil {
 		f.Add(data)
 	}
 	// Java-written files from the shared fixtures, read in place.
@@ -428,7 +428,7 @@ func FuzzDecodeManifest(f *testing.F) {
 		if err != nil {
 			return
 		}
-		enc, err := manifest.Encode(entries, "none")
+		enc, err := manifest.Encode(entries, manifest.Avro("none"))
 		if err != nil {
 			t.Fatalf("re-encode: %v", err)
 		}
@@ -501,7 +501,7 @@ func TestManifestCodecsAreSafeForConcurrentUse(t *testing.T) {
 	for g := 0; g < 8; g++ {
 		go func() {
 			for i := 0; i < 20; i++ {
-				data, err := manifest.Encode(entries, roundTripCodecs[(g+i)%len(roundTripCodecs)])
+				data, err := manifest.Encode(entries, manifest.Avro(roundTripCodecs[(g+i)%len(roundTripCodecs)]))
 				if err != nil {
 					errs <- err
 					return
