@@ -73,6 +73,26 @@ func orcAppendScenario(name string, bucket int, opts map[string]string, commits 
 	return spec, b.Bytes()
 }
 
+// checkMetadataFormat checks that every manifest, manifest list and index
+// manifest of the table db.t in warehouse wh is ORC (wantORC) or Avro:
+// Java reads all of them with the reader of the table's manifest.format.
+func checkMetadataFormat(t *testing.T, wh string, wantORC bool) {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(wh, "db.db", "t", "manifest", "*"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("manifests of %s: %v %v", wh, names, err)
+	}
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if isORC := bytes.HasPrefix(data, []byte("ORC")); isORC != wantORC {
+			t.Errorf("%s: ORC %v, want %v", filepath.Base(n), isORC, wantORC)
+		}
+	}
+}
+
 // checkORCCodec opens an ORC data file and checks its compression.
 func checkORCCodec(t *testing.T, path string, want orc.Compression) {
 	t.Helper()
@@ -149,6 +169,19 @@ func TestORCTablesCompactAgainstJava(t *testing.T) {
 		spec, rows := orcAppendScenario(name, bucket, o, 15, uint64(i))
 		cases = append(cases, orcCase{name: name, spec: spec, rows: rows, codec: appendCodecs[i]})
 	}
+
+	// Tables whose metadata is ORC too (manifest.format=orc): compactd
+	// writes its manifests, manifest lists and (deletion vectors) index
+	// manifests in ORC, and Java reads and writes on top of them.
+	orcMeta := orcPK(fixtures.Params{Engine: "deduplicate", Partitioned: true, Buckets: 3, Size: fixtures.Tiny, Seed: 23, Commits: 12},
+		map[string]string{"manifest.format": "orc", "manifest.compression": "snappy"})
+	orcMeta.name += "_orc_manifests"
+	orcMetaDV := orcPK(fixtures.Params{Engine: "partial-update", Buckets: 2, Size: fixtures.Tiny, Seed: 24, Commits: 10},
+		map[string]string{"manifest.format": "orc", "deletion-vectors.enabled": "true"})
+	orcMetaDV.name += "_dv_orc_manifests"
+	cases = append(cases, orcMeta, orcMetaDV)
+	spec, rows := orcAppendScenario("orc_append_orc_manifests", 2, map[string]string{"manifest.format": "orc", "manifest.compression": "lz4"}, 15, 7)
+	cases = append(cases, orcCase{name: "orc_append_orc_manifests", spec: spec, rows: rows, codec: orc.CompressionZstd})
 
 	dir := t.TempDir()
 	var reqs []interop.BatchRequest
@@ -273,14 +306,20 @@ func TestORCTablesCompactAgainstJava(t *testing.T) {
 				if full && c.model == nil && len(files) > 6 {
 					t.Errorf("%d files left after the full compaction of an append table", len(files))
 				}
+				checkMetadataFormat(t, whs[i], c.spec.Options["manifest.format"] == "orc")
 			})
 		}
 	}
 
 	// pypaimon reads compactd's ORC output as Java does (where it reads
-	// the table at all).
+	// the table at all: it reads Avro manifests only).
 	var pyReqs []interop.BatchRequest
-	for i := range cases {
+	var pyCases []int
+	for i, c := range cases {
+		if c.spec.Options["manifest.format"] == "orc" {
+			continue
+		}
+		pyCases = append(pyCases, i)
 		pyReqs = append(pyReqs, interop.BatchRequest{Verb: "read", Flags: flags(whs[i], "db.t")})
 	}
 	pyRes, err := interop.Python(t).Batch(ctx, pyReqs)
@@ -288,17 +327,18 @@ func TestORCTablesCompactAgainstJava(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs = reqs[:0]
-	for i := range cases {
+	for _, i := range pyCases {
 		reqs = append(reqs, interop.BatchRequest{Verb: "read", Flags: flags(whs[i], "db.t")})
 	}
 	javaNow := batch(t, j, reqs)
 	pyRead := 0
-	for i, c := range cases {
+	for k, i := range pyCases {
+		c := cases[i]
 		switch {
-		case errors.Is(pyRes[i].Err, interop.ErrUnsupported):
-			t.Logf("%s: pypaimon refuses this table: %v", c.name, pyRes[i].Err)
+		case errors.Is(pyRes[k].Err, interop.ErrUnsupported):
+			t.Logf("%s: pypaimon refuses this table: %v", c.name, pyRes[k].Err)
 		default:
-			diffRows(t, c.name+": pypaimon after compactd's compaction", canon(t, rowsOf(t, javaNow[i])), canon(t, rowsOf(t, pyRes[i])))
+			diffRows(t, c.name+": pypaimon after compactd's compaction", canon(t, rowsOf(t, javaNow[k])), canon(t, rowsOf(t, pyRes[k])))
 			pyRead++
 		}
 	}
@@ -344,6 +384,7 @@ func TestORCTablesCompactAgainstJava(t *testing.T) {
 				}
 			}
 			diffRows(t, "rows after the second round", canon(t, rowsOf(t, r[2*n-1])), canon(t, rowsOf(t, r[n-1])))
+			checkMetadataFormat(t, whs[i], c.spec.Options["manifest.format"] == "orc")
 		})
 	}
 }

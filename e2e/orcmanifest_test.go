@@ -7,10 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/compactd/compactd/compact"
+	"github.com/compactd/compactd/expire/expiretest"
 	"github.com/compactd/compactd/fixtures"
 	"github.com/compactd/compactd/interop"
 	"github.com/compactd/compactd/scan"
@@ -31,16 +33,16 @@ var orcManifestFixtures = []string{
 	"parquet/blob_data_evolution_with_dense_stats.blob_data_evolution_with_dense_stats",
 }
 
-// TestORCManifestFixturesScanEqualJavaRead pins what the fixture loop
-// (TestScanOfEveryFixtureTableEqualsJavaRead) would tolerate as a refusal:
-// every ORC-manifest fixture opens read-only, `compactd inspect` lists the
-// files Java's $files lists (read from the ORC manifests and manifest
-// lists: name, bucket, level, rows, size, sequence range, schema), and its
-// scan equals Java's read row for row. The one exception is the
-// data-evolution table, whose rows Java stitches from several files by row
-// id: compactd's scan refuses data evolution (scan.ErrUnsupported), not its
-// ORC manifests, which inspect reads.
-func TestORCManifestFixturesScanEqualJavaRead(t *testing.T) {
+// TestORCManifestFixturesCompactAgainstJava: every ORC-manifest fixture
+// is writable; `compactd inspect` lists the files Java's $files lists
+// (read from the ORC manifests and manifest lists) and its scan equals
+// Java's read row for row, before and after `compactd compact --full`,
+// which writes every new metadata file in ORC; Java then reads exactly
+// the rows it read before the compaction. The one exception is the
+// data-evolution table, whose rows Java stitches from several files by
+// row id: compactd refuses to scan or compact data evolution (not its ORC
+// manifests, which inspect reads) and leaves it byte for byte.
+func TestORCManifestFixturesCompactAgainstJava(t *testing.T) {
 	java := interop.Java(t)
 	bin := buildCLI(t)
 	whs := make([]string, len(orcManifestFixtures))
@@ -54,17 +56,20 @@ func TestORCManifestFixturesScanEqualJavaRead(t *testing.T) {
 			interop.BatchRequest{Verb: "files", Flags: flags(whs[i], name)})
 	}
 	res := batch(t, java, reqs)
+	compacted := make([]bool, len(orcManifestFixtures))
+	reqs = reqs[:0]
 	for i, fx := range orcManifestFixtures {
 		_, name, _ := strings.Cut(fx, "/")
 		db, tbl, _ := strings.Cut(name, ".")
 		wh := whs[i]
-		t.Run(fx, func(t *testing.T) {
+		root := filepath.Join(wh, db+".db", tbl)
+		t.Run(fx+"/before", func(t *testing.T) {
 			tb, err := table.Open(context.Background(), tableFIO(), wh, db, tbl)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tb.Options().ManifestFormat != "orc" || !errors.Is(tb.Writable(), table.ErrReadOnly) {
-				t.Fatalf("manifest.format=%s, Writable() = %v: not an ORC-manifest table opened read-only", tb.Options().ManifestFormat, tb.Writable())
+			if f, err := tb.MetadataFormat(); tb.Options().ManifestFormat != "orc" || err != nil || !f.ORC {
+				t.Fatalf("manifest.format=%s, MetadataFormat() = %v, %v: not an ORC-manifest table compactd writes in ORC", tb.Options().ManifestFormat, f, err)
 			}
 			out, err := exec.Command(bin, "inspect", "--json", wh, name).Output()
 			if err != nil {
@@ -80,9 +85,17 @@ func TestORCManifestFixturesScanEqualJavaRead(t *testing.T) {
 				t.Fatal("Java reads no rows: the comparison would prove nothing")
 			}
 			got, err := scanRows(wh, name)
+			before := expiretest.Tree(t, root)
+			cout, cerr := exec.Command(bin, "compact", "--full", wh, name).CombinedOutput()
 			if strings.HasPrefix(name, "blob_data_evolution") {
 				if !errors.Is(err, scan.ErrUnsupported) || !strings.Contains(err.Error(), "data-evolution") {
 					t.Fatalf("want the data-evolution refusal, got %v (%d rows)", err, len(got))
+				}
+				if cerr == nil || !strings.Contains(string(cout), "data-evolution") {
+					t.Fatalf("compactd compact: %v, want the data-evolution refusal\n%s", cerr, cout)
+				}
+				if after := expiretest.Tree(t, root); !slices.Equal(before, after) {
+					t.Fatalf("a refused compaction changed the table:\n%s", expiretest.DiffTrees(before, after))
 				}
 				return
 			}
@@ -90,7 +103,59 @@ func TestORCManifestFixturesScanEqualJavaRead(t *testing.T) {
 				t.Fatalf("compactd scan: %v", err)
 			}
 			diffRows(t, name, canon(t, want), canon(t, got))
+			if cerr != nil {
+				t.Fatalf("compactd compact --full: %v\n%s", cerr, cout)
+			}
+			compacted[i] = true
 		})
+		reqs = append(reqs, interop.BatchRequest{Verb: "read", Flags: flags(wh, name)},
+			interop.BatchRequest{Verb: "files", Flags: flags(wh, name)})
+	}
+	after := batch(t, java, reqs)
+	n := 0
+	for i, fx := range orcManifestFixtures {
+		if !compacted[i] {
+			continue
+		}
+		n++
+		_, name, _ := strings.Cut(fx, "/")
+		db, tbl, _ := strings.Cut(name, ".")
+		wh := whs[i]
+		t.Run(fx+"/after compactd's full compaction", func(t *testing.T) {
+			for _, r := range after[2*i : 2*i+2] {
+				if r.Err != nil {
+					t.Fatalf("Java: %v", r.Err)
+				}
+			}
+			diffRows(t, "Java's read after compactd's compaction vs before", canon(t, rowsOf(t, res[2*i])), canon(t, rowsOf(t, after[2*i])))
+			out, err := exec.Command(bin, "inspect", "--json", wh, name).Output()
+			if err != nil {
+				t.Fatalf("compactd inspect: %v", err)
+			}
+			inspectFilesEqual(t, out, rowsOf(t, after[2*i+1]))
+			checkAllORC(t, filepath.Join(wh, db+".db", tbl, "manifest"))
+		})
+	}
+	if n < len(orcManifestFixtures)-1 {
+		t.Fatalf("%d of %d ORC-manifest fixtures compacted", n, len(orcManifestFixtures))
+	}
+}
+
+// checkAllORC checks that every file of a manifest directory is ORC.
+func checkAllORC(t *testing.T, dir string) {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "*"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("manifests: %v %v", names, err)
+	}
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(data, []byte("ORC")) {
+			t.Errorf("%s is not an ORC file", filepath.Base(n))
+		}
 	}
 }
 
@@ -102,8 +167,10 @@ func TestORCManifestFixturesScanEqualJavaRead(t *testing.T) {
 // with ORC and Parquet data files, manifests compressed with zstd (Paimon's
 // default), snappy, lz4 and none. compactd must read every manifest list,
 // manifest and index manifest: its scan (deletion vectors applied) equals
-// Java's read and inspect lists Java's $files; writes are refused.
-func TestJavaWrittenORCManifestTablesScanEqualJavaRead(t *testing.T) {
+// Java's read and inspect lists Java's $files. Then compactd's full
+// compaction writes its metadata (index manifests too) in ORC, and Java
+// reads from it exactly what it reads from a copy it compacted itself.
+func TestJavaWrittenORCManifestTablesCompactAgainstJava(t *testing.T) {
 	t.Parallel()
 	dv := fixtures.DeletionVectors(fixtures.DVParams{
 		Params:          fixtures.Params{Engine: "deduplicate", Partitioned: true, Buckets: 2, Size: fixtures.Tiny, Seed: 5, Commits: 8},
@@ -134,6 +201,17 @@ func TestJavaWrittenORCManifestTablesScanEqualJavaRead(t *testing.T) {
 	}
 	built := interop.BuildScenarios(t, t.TempDir(), scenarios, interop.BuildOptions{})
 	bin := buildCLI(t)
+	refs := make([]string, len(built))
+	var reqs []interop.BatchRequest
+	for i, b := range built {
+		refs[i] = filepath.Join(t.TempDir(), "ref")
+		copyDir(t, b.Warehouse, refs[i])
+		reqs = append(reqs, interop.BatchRequest{Verb: "compact", Flags: flags(refs[i], b.Table)},
+			interop.BatchRequest{Verb: "read", Flags: flags(refs[i], b.Table)})
+	}
+	ref := batch(t, interop.Java(t), reqs)
+	reqs = reqs[:0]
+	compacted := make([]bool, len(built))
 	for i, b := range built {
 		c := cases[i]
 		t.Run(b.Scenario.Name, func(t *testing.T) {
@@ -143,29 +221,14 @@ func TestJavaWrittenORCManifestTablesScanEqualJavaRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !errors.Is(tb.Writable(), table.ErrReadOnly) {
-				t.Fatalf("Writable() = %v, want a refusal", tb.Writable())
+			if err := tb.Writable(); err != nil {
+				t.Fatalf("Writable() = %v", err)
 			}
 			// Every metadata file Java wrote is ORC, and there is an index
 			// manifest where the case needs one.
-			names, err := filepath.Glob(filepath.Join(root, "manifest", "*"))
-			if err != nil || len(names) == 0 {
-				t.Fatalf("manifests: %v %v", names, err)
-			}
-			index := 0
-			for _, n := range names {
-				data, err := os.ReadFile(n)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.HasPrefix(data, []byte("ORC")) {
-					t.Errorf("%s is not an ORC file", filepath.Base(n))
-				}
-				if strings.HasPrefix(filepath.Base(n), "index-manifest-") {
-					index++
-				}
-			}
-			if c.indexType != "" && index == 0 {
+			checkAllORC(t, filepath.Join(root, "manifest"))
+			names, _ := filepath.Glob(filepath.Join(root, "manifest", "index-manifest-*"))
+			if c.indexType != "" && len(names) == 0 {
 				t.Fatal("Java wrote no index manifest: the case proves nothing about them")
 			}
 			s, err := tb.LatestSnapshot(context.Background())
@@ -196,9 +259,35 @@ func TestJavaWrittenORCManifestTablesScanEqualJavaRead(t *testing.T) {
 				t.Fatal("Java reads no rows")
 			}
 			diffRows(t, b.Scenario.Name, canon(t, b.JavaRows), canon(t, compactdRows(t, b.Warehouse, b.Table)))
-			if _, err := compact.Run(context.Background(), tb, compact.Options{Full: true}); !errors.Is(err, table.ErrReadOnly) {
-				t.Fatalf("compaction: %v, want the read-only refusal", err)
+			sum, err := compact.Run(context.Background(), tb, compact.Options{Full: true})
+			if err != nil || sum.Snapshot == 0 {
+				t.Fatalf("compactd's full compaction: %+v, %v", sum, err)
 			}
+			checkAllORC(t, filepath.Join(root, "manifest"))
+			compacted[i] = true
+		})
+		reqs = append(reqs, interop.BatchRequest{Verb: "read", Flags: flags(b.Warehouse, b.Table)},
+			interop.BatchRequest{Verb: "files", Flags: flags(b.Warehouse, b.Table)})
+	}
+	after := batch(t, interop.Java(t), reqs)
+	for i, b := range built {
+		t.Run(b.Scenario.Name+"/after compactd's full compaction", func(t *testing.T) {
+			if !compacted[i] {
+				t.Fatal("not compacted: see the failure above")
+			}
+			for _, r := range []interop.BatchResult{ref[2*i], ref[2*i+1], after[2*i], after[2*i+1]} {
+				if r.Err != nil {
+					t.Fatalf("Java: %v", r.Err)
+				}
+			}
+			want := canon(t, rowsOf(t, ref[2*i+1]))
+			diffRows(t, "Java's read after compactd's compaction vs after its own", want, canon(t, rowsOf(t, after[2*i])))
+			diffRows(t, "compactd's scan after its compaction", want, canon(t, compactdRows(t, b.Warehouse, b.Table)))
+			out, err := exec.Command(bin, "inspect", "--json", b.Warehouse, b.Table).Output()
+			if err != nil {
+				t.Fatalf("compactd inspect: %v", err)
+			}
+			inspectFilesEqual(t, out, rowsOf(t, after[2*i+1]))
 		})
 	}
 }
