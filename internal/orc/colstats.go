@@ -23,6 +23,10 @@ type colStats struct {
 	bsum             int64  // string and binary total length
 	dmin, dmax, dsum *big.Int
 	dscale           int
+	// d64: DECIMAL(p <= 18) statistics kept in imin, imax and isum (dsum
+	// once the sum leaves int64) until merge or proto needs the big form
+	// (toBig): a big.Int per value was a third of writing such a column.
+	d64              bool
 	tmin, tmax       Time
 	cmin, cmax, ctot uint64 // LIST, MAP children
 }
@@ -107,6 +111,42 @@ func (s *colStats) addDec(v *big.Int) {
 	}
 }
 
+func (s *colStats) addDec64(v int64) {
+	s.n++
+	if !s.some {
+		s.imin, s.imax, s.some, s.d64 = v, v, true, true
+	} else {
+		s.imin, s.imax = min(s.imin, v), max(s.imax, v)
+	}
+	if s.dsum != nil {
+		s.dsum.Add(s.dsum, big.NewInt(v))
+		return
+	}
+	x := s.isum + v
+	if (v > 0 && x < s.isum) || (v < 0 && x > s.isum) {
+		s.dsum = new(big.Int).Add(big.NewInt(s.isum), big.NewInt(v))
+		return
+	}
+	s.isum = x
+}
+
+// toBig is s with int64-kept decimal statistics (addDec64) in the big
+// form; s itself when there are none.
+func (s *colStats) toBig() *colStats {
+	if !s.d64 {
+		return s
+	}
+	c := *s
+	c.d64 = false
+	c.dmin, c.dmax = big.NewInt(s.imin), big.NewInt(s.imax)
+	if s.dsum != nil {
+		c.dsum = new(big.Int).Set(s.dsum)
+	} else {
+		c.dsum = big.NewInt(s.isum)
+	}
+	return &c
+}
+
 func timeLess(a, b Time) bool { return a.Secs < b.Secs || (a.Secs == b.Secs && a.Nanos < b.Nanos) }
 
 func (s *colStats) addTime(v Time) {
@@ -189,6 +229,7 @@ func (s *colStats) merge(o *colStats) {
 			s.smax = o.smax
 		}
 	case Decimal:
+		o = o.toBig()
 		if first {
 			s.dmin, s.dmax, s.dsum, s.sumOK, s.some = o.dmin, o.dmax, new(big.Int).Set(o.dsum), o.sumOK, true
 			return
@@ -247,6 +288,7 @@ func decString(v *big.Int, scale int) string {
 }
 
 func (s *colStats) proto() pb {
+	s = s.toBig()
 	var b pb
 	b = b.uint(1, s.n)
 	switch s.kind {

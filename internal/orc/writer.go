@@ -294,6 +294,49 @@ func (w *Writer) PutDecimal(k int, unscaled *big.Int) error {
 	return nil
 }
 
+// PutDecimal64 sets DECIMAL field k of the current row to unscaled at the
+// column's scale, without a big.Int where the column's precision is at
+// most 18 (every such value fits an int64).
+func (w *Writer) PutDecimal64(k int, unscaled int64) error {
+	c := w.root.children[k]
+	w.present(c)
+	var err error
+	if dec64(c.t) {
+		err = w.addDec64(c, unscaled)
+	} else {
+		err = w.addDec(c, big.NewInt(unscaled))
+	}
+	if err != nil {
+		return w.fail(k, err)
+	}
+	return nil
+}
+
+// dec64 reports whether a DECIMAL column keeps its values as int64
+// (colWriter.ints) rather than big.Int: precision <= 18.
+func dec64(t *Type) bool { return t.Precision <= maxDec64Precision }
+
+const maxDec64Precision = 18
+
+// pow10s are 10^0..10^18, the digit bounds of DECIMAL(p <= 18).
+var pow10s = func() (p [maxDec64Precision + 1]int64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
+func (w *Writer) addDec64(c *colWriter, x int64) error {
+	if b := pow10s[max(c.t.Precision, 0)]; x >= b || x <= -b {
+		return fmt.Errorf("decimal %s does not fit DECIMAL(%d, %d)", decString(big.NewInt(x), c.t.Scale), c.t.Precision, c.t.Scale)
+	}
+	c.ints = append(c.ints, x)
+	w.groupStats(c).addDec64(x)
+	w.buffered += 8
+	return nil
+}
+
 // PutValue sets field k of the current row from a Go value, as Write takes
 // it.
 func (w *Writer) PutValue(k int, v any) error {
@@ -366,6 +409,9 @@ func addBytes[T []byte | string](w *Writer, c *colWriter, b T) {
 func (w *Writer) addDec(c *colWriter, u *big.Int) error {
 	if u.Sign() != 0 && u.CmpAbs(bigPow10(c.t.Precision)) >= 0 { // more than Precision digits
 		return fmt.Errorf("decimal %s does not fit DECIMAL(%d, %d)", decString(u, c.t.Scale), c.t.Precision, c.t.Scale)
+	}
+	if dec64(c.t) {
+		return w.addDec64(c, u.Int64()) // fits: fewer than 19 digits
 	}
 	c.decs = append(c.decs, u)
 	w.groupStats(c).addDec(u)
@@ -774,7 +820,13 @@ func (w *Writer) encodeColumn(se *stripeEnc, c *colWriter) ([][]uint64, error) {
 		}
 		val := func(i int) []byte { return c.arena[offs[i]:offs[i+1]] }
 		if c.t.Kind != Binary && w.ratio > 0 {
-			if dict, idx, ok := w.dictionary(c, val); ok {
+			// Java decides at the first row index entry when the stripe
+			// has more than one row group (orc.dictionary.early.check).
+			early := len(c.lens)
+			if ng > 1 && w.opts.RowIndexStride > 0 {
+				early = vb[1]
+			}
+			if dict, idx, ok := w.dictionary(c, val, early); ok {
 				enc = pb(nil).uint(1, encDictionaryV2).uint(2, uint64(len(dict)))
 				s := se.add(c.id, streamData)
 				intGroups(s, idx, vb, false)
@@ -799,13 +851,24 @@ func (w *Writer) encodeColumn(se *stripeEnc, c *colWriter) ([][]uint64, error) {
 	case Decimal:
 		enc = pb(nil).uint(1, encDirectV2)
 		ds := se.add(c.id, streamData)
+		n := len(c.decs)
+		if dec64(c.t) {
+			n = len(c.ints)
+		}
 		for g := 0; g < ng; g++ {
 			ds.marks = append(ds.marks, []uint64{uint64(len(ds.data))})
+			if dec64(c.t) {
+				// |x| < 10^18 < 2^62: zigzag cannot overflow.
+				for _, x := range c.ints[vb[g]:vb[g+1]] {
+					ds.data = putUvarint(ds.data, zigzag(x))
+				}
+				continue
+			}
 			for _, d := range c.decs[vb[g]:vb[g+1]] {
 				ds.data = appendBigVarint(ds.data, d)
 			}
 		}
-		scales := make([]int64, len(c.decs))
+		scales := make([]int64, n)
 		for i := range scales {
 			scales[i] = int64(c.t.Scale)
 		}
@@ -848,36 +911,45 @@ func intGroups(s *stream, vals []int64, vb []int, signed bool) {
 // dictionary decides, as Java does per stripe, whether column c is
 // dictionary encoded: distinct values / non-null values at most the
 // ratio. It returns the sorted dictionary and each value's index.
-func (w *Writer) dictionary(c *colWriter, val func(int) []byte) ([][]byte, []int64, bool) {
+func (w *Writer) dictionary(c *colWriter, val func(int) []byte, early int) ([][]byte, []int64, bool) {
 	n := len(c.lens)
 	if n == 0 {
 		return nil, nil, false
 	}
-	limit := int(w.ratio * float64(n))
-	ids := make(map[string]int64)
+	// Java's StringBaseTreeWriter decides once, on the values seen at
+	// its first check (the first row group, or the whole stripe), in
+	// float arithmetic: dictionary size / values <= the threshold; then
+	// keeps that encoding for the stripe. Only those values are looked
+	// at before a high-cardinality column is known to be direct.
+	ids := make(map[string]int32, min(n, 1<<12))
 	var keys [][]byte
 	idx := make([]int64, n)
-	for i := 0; i < n; i++ {
+	add := func(i int) {
 		v := val(i)
 		id, ok := ids[string(v)]
 		if !ok {
-			if len(keys) >= limit && w.ratio < 1 {
-				return nil, nil, false
-			}
-			id = int64(len(keys))
+			id = int32(len(keys))
 			ids[string(v)] = id
 			keys = append(keys, v)
 		}
-		idx[i] = id
+		idx[i] = int64(id)
 	}
-	if float64(len(keys)) > w.ratio*float64(n) {
+	for i := 0; i < early; i++ {
+		add(i)
+	}
+	// The ratio is a Java float, compared with the double threshold
+	// (4/5 of the values distinct is above 0.8 there).
+	if early > 0 && float64(float32(len(keys))/float32(early)) > w.ratio {
 		return nil, nil, false
 	}
-	order := make([]int, len(keys))
-	for i := range order {
-		order[i] = i
+	for i := early; i < n; i++ {
+		add(i)
 	}
-	sort.Slice(order, func(a, b int) bool { return string(keys[order[a]]) < string(keys[order[b]]) })
+	order := make([]int32, len(keys))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return bytes.Compare(keys[a], keys[b]) })
 	remap := make([]int64, len(keys))
 	sorted := make([][]byte, len(keys))
 	for r, o := range order {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/big"
 	"strconv"
 
 	"github.com/compactd/compactd/fileio"
@@ -440,9 +439,9 @@ func (w *orcFileWriter) put(col *Vec, c, i int) error {
 	case orcPutBytes:
 		w.w.PutBytes(c, col.BytesAt(i))
 	case orcPutDecI32:
-		return w.w.PutDecimal(c, big.NewInt(int64(col.I32[i])))
+		return w.w.PutDecimal64(c, int64(col.I32[i]))
 	case orcPutDecI64:
-		return w.w.PutDecimal(c, big.NewInt(col.I64[i]))
+		return w.w.PutDecimal64(c, col.I64[i])
 	default:
 		x, err := w.decs[c](col.value(i))
 		if err != nil {
