@@ -94,14 +94,25 @@ func plantCopy(t *testing.T, src, prefix, suffix string, mtime time.Time) string
 //   - after compactd's cleanup Paimon finds nothing older than the cutoff
 //     left to delete, every young uncommitted file is still there, and Java
 //     still reads every snapshot and the tag.
+//
+// It runs on Avro manifests and on ORC ones (manifest.format=orc: the
+// manifests expiry reads and orphan cleanup keeps are ORC).
 func TestExpireAndOrphanCleanupAgainstJava(t *testing.T) {
+	for _, format := range []string{"avro", "orc"} {
+		t.Run("manifest.format="+format, func(t *testing.T) {
+			expireAndOrphanCleanupAgainstJava(t, map[string]string{"manifest.format": format})
+		})
+	}
+}
+
+func expireAndOrphanCleanupAgainstJava(t *testing.T, options map[string]string) {
 	ctx := context.Background()
 	j := interop.Java(t)
 	wh := t.TempDir()
 	const tbl = "db.exp"
 	spec := maintSpec()
 	spec.Bucket = 2
-	spec.Options = map[string]string{}
+	spec.Options = options
 	var commits [][]string
 	for c := 0; c < 6; c++ {
 		var rows []string
