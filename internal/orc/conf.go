@@ -16,6 +16,7 @@ const (
 	ConfStripeSize         = "orc.stripe.size"
 	ConfRowIndexStride     = "orc.row.index.stride"
 	ConfDictionaryKeyRatio = "orc.dictionary.key.threshold"
+	ConfBufferSizeEnforce  = "orc.buffer.size.enforce"
 )
 
 // ParseCompression maps a compression name as Java's
@@ -88,6 +89,8 @@ func ApplyConf(o *WriterOptions, conf map[string]string) error {
 		}
 		o.DictionaryKeyRatio = &f
 	}
+	// Java fits the chunk size to the column count unless told not to.
+	o.FitBlockSize = !strings.EqualFold(strings.TrimSpace(conf[ConfBufferSizeEnforce]), "true")
 	if o.Compression == CompressionZlib {
 		// Java's zlib level follows orc.compression.strategy, not the
 		// zstd level.

@@ -55,8 +55,7 @@ type WriterOptions struct {
 	Software           string
 	// FitBlockSize shrinks BlockSize with the column count as Java's
 	// WriterImpl does unless orc.buffer.size.enforce is set (a 40-column
-	// manifest gets 128 KiB chunks). Data files keep BlockSize as given:
-	// their bytes are pinned by tests against earlier output.
+	// manifest gets 128 KiB chunks; ApplyConf sets it).
 	FitBlockSize bool
 }
 

@@ -125,3 +125,53 @@ func TestORCKeyValueFile(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// TestORCChunkSizeFitsTheColumnCountAsJava: Java's ORC writer shrinks the
+// compression chunk with the column count (64 MiB stripes / (20 x 41
+// columns) -> 128 KiB, as in the 40-column manifests Java 1.4 writes)
+// unless orc.buffer.size.enforce is set.
+func TestORCChunkSizeFitsTheColumnCountAsJava(t *testing.T) {
+	t.Parallel()
+	var fields table.RowType
+	for i := range 40 {
+		fields = append(fields, table.DataField{ID: i, Name: "c" + strconv.Itoa(i), Type: table.DataType{Root: table.TypeBigInt, Nullable: true}})
+	}
+	for _, c := range []struct {
+		opts  map[string]string
+		chunk uint64
+	}{
+		{map[string]string{}, 128 << 10},
+		{map[string]string{"orc.buffer.size.enforce": "true"}, 256 << 10},
+		{map[string]string{"orc.stripe.size": "1048576"}, 4 << 10},
+	} {
+		c.opts["file.format"] = "orc"
+		path := filepath.Join(t.TempDir(), "data-x-0.orc")
+		ctx := context.Background()
+		w, err := NewRowWriter(ctx, fileio.NewLocal(), path, fields, c.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := make(table.Row, len(fields))
+		for i := range row {
+			row[i] = int64(i)
+		}
+		if err := w.Write(row); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		f, err := fileio.NewLocal().Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		of, err := orc.Open(f, f.Size())
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if of.BlockSize != c.chunk {
+			t.Errorf("%v: chunk size %d, want %d", c.opts, of.BlockSize, c.chunk)
+		}
+	}
+}

@@ -182,7 +182,6 @@ func orcIndexManifestSchema(withSourceMeta bool) *orc.TypeDesc {
 // the generic form orc.Writer takes.
 func writeORCFile(schema *orc.TypeDesc, opts orc.WriterOptions, n int, row func(i int) ([]any, error)) ([]byte, error) {
 	var buf bytes.Buffer
-	opts.FitBlockSize = true
 	w, err := orc.NewWriter(&buf, schema, opts)
 	if err != nil {
 		return nil, err

@@ -15,7 +15,7 @@ import (
 var orcCompressions = []orc.Compression{orc.CompressionNone, orc.CompressionZlib, orc.CompressionSnappy, orc.CompressionLZ4, orc.CompressionZstd}
 
 func orcFormat(c orc.Compression) manifest.Format {
-	return manifest.ORC(orc.WriterOptions{Compression: c, CompressionLevel: 1})
+	return manifest.ORC(orc.WriterOptions{Compression: c, CompressionLevel: 1, FitBlockSize: true})
 }
 
 func mfSampleIndex(t testing.TB) []manifest.IndexEntry {
