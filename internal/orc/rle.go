@@ -126,7 +126,9 @@ func (r *intReader) runV1(out []int64, n int) ([]int64, error) {
 		if err != nil {
 			return nil, err
 		}
-		for k := 0; k < l && len(out) < n; k++ {
+		// The whole run, as every other run kind: a streaming decoder
+		// (rows.go) keeps what is beyond n for its next call.
+		for k := 0; k < l; k++ {
 			out = append(out, base+int64(k)*int64(int8(d)))
 		}
 		return out, nil

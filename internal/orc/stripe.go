@@ -466,15 +466,23 @@ func (sr *stripeReader) floats(c *Column, nn int) error {
 	if len(d) < nn*w {
 		return fmt.Errorf("%w: %d values need %d bytes, stream has %d", ErrCorrupt, nn, nn*w, len(d))
 	}
-	c.Floats = make([]float64, nn)
-	for i := range c.Floats {
-		if w == 4 {
-			c.Floats[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(d[4*i:])))
-		} else {
-			c.Floats[i] = math.Float64frombits(binary.LittleEndian.Uint64(d[8*i:]))
-		}
-	}
+	c.Floats = appendFloats(make([]float64, 0, nn), d[:nn*w], w)
 	return nil
+}
+
+// appendFloats appends the little-endian FLOAT (w = 4) or DOUBLE (w = 8)
+// values of b to dst.
+func appendFloats(dst []float64, b []byte, w int) []float64 {
+	if w == 4 {
+		for ; len(b) >= 4; b = b[4:] {
+			dst = append(dst, float64(math.Float32frombits(binary.LittleEndian.Uint32(b))))
+		}
+		return dst
+	}
+	for ; len(b) >= 8; b = b[8:] {
+		dst = append(dst, math.Float64frombits(binary.LittleEndian.Uint64(b)))
+	}
+	return dst
 }
 
 func (sr *stripeReader) bytes(c *Column, nn int) error {
@@ -531,19 +539,24 @@ func (sr *stripeReader) bytes(c *Column, nn int) error {
 // offsets turns value lengths into len(lens)+1 offsets into data (a
 // decoded stream, at most maxStreamDecoded bytes: they fit 32 bits).
 func offsets(data []byte, lens []int64) ([]uint32, error) {
+	return appendOffsets(make([]uint32, 0, len(lens)+1), data, lens)
+}
+
+// appendOffsets is offsets into dst (emptied first, its array reused).
+func appendOffsets(dst []uint32, data []byte, lens []int64) ([]uint32, error) {
 	if uint64(len(data)) > math.MaxUint32 {
 		return nil, fmt.Errorf("%w: string stream of %d bytes", ErrUnsupported, len(data))
 	}
-	out := make([]uint32, len(lens)+1)
+	dst = append(dst[:0], 0)
 	off := 0
-	for i, l := range lens {
+	for _, l := range lens {
 		if l < 0 || l > int64(len(data)-off) {
 			return nil, fmt.Errorf("%w: value of %d bytes, %d left in the stream", ErrCorrupt, l, len(data)-off)
 		}
 		off += int(l)
-		out[i+1] = uint32(off)
+		dst = append(dst, uint32(off))
 	}
-	return out, nil
+	return dst, nil
 }
 
 var bigTen = big.NewInt(10)
