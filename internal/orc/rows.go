@@ -21,6 +21,9 @@ type StripeRows struct {
 	top   []*colDec
 	names []string // of the top-level columns in top
 	st    Stripe
+	// scratch holds the stored chunk being decompressed (window mode):
+	// streams are read one after the other, never at once.
+	scratch []byte
 }
 
 // rowsMaxRun bounds the encoded bytes of one run of any of ORC's
@@ -31,10 +34,12 @@ type StripeRows struct {
 const rowsMaxRun = 8 << 10
 
 // OpenStripeRows prepares stripe i for reading with Next; read selects the
-// top-level columns (nil: all). With window > 0 each stream's stored bytes
-// are read from the file window bytes (at least a compression chunk) at a
-// time, as needed; with 0 the stripe is read with one ReadAt, as
-// ReadStripe does (for object stores, where every read is a round trip).
+// top-level columns (nil: all). With window > 0 streams are read from the
+// file as they are consumed: a compressed stream one chunk at a time into
+// a buffer all streams of the stripe share (so what stays in memory per
+// stream is its decompressed chunk), an uncompressed one window bytes at a
+// time. With 0 the stripe is read with one ReadAt, as ReadStripe does
+// (for object stores, where every read is a round trip).
 func (f *File) OpenStripeRows(i int, read func(col int) bool, window int) (*StripeRows, error) {
 	si, err := f.stripeInfo(i)
 	if err != nil {
@@ -76,6 +81,9 @@ func (f *File) OpenStripeRows(i int, read func(col int) bool, window int) (*Stri
 		streams[streamKey{s.column, s.kind}] = in
 	}
 	r := &StripeRows{f: f, index: i, left: int(si.NumRows)}
+	for _, in := range streams {
+		in.scratch = &r.scratch
+	}
 	r.st.WriterTimezone = sf.zone
 	r.st.Columns = make([]*Column, len(f.Types))
 	root := f.Types[0]
@@ -131,24 +139,30 @@ func readFull(r io.ReaderAt, p []byte, off int64) error {
 type inStream struct {
 	comp  Compression
 	block uint64
-	// raw: stored bytes not yet decompressed (a compressed stream) or
-	// consumed (uncompressed streams read from the file). In window mode
-	// the rest, file bytes pos..end, are read window bytes at a time into
-	// rawBack.
+	// raw: stored bytes not yet decompressed (a compressed stream held in
+	// memory) or not yet consumed (an uncompressed stream read from the
+	// file, window bytes at a time into rawBack). In window mode the rest
+	// of the stream are the file bytes pos..end; hdr is the header of the
+	// next compressed chunk when hasHdr (read along with the chunk before).
 	raw      []byte
 	rawBack  []byte
 	r        io.ReaderAt
 	pos, end int64
 	window   int
+	hdr      [3]byte
+	hasHdr   bool
+	scratch  *[]byte
 	// buf: decoded bytes not yet consumed, in back (compressed streams).
-	buf     []byte
-	back    []byte
-	decoded int
+	buf      []byte
+	back     []byte
+	decoded  int
+	chunkMax int // the largest decoded chunk so far
 }
 
-func (s *inStream) more() bool { return len(s.raw) > 0 || s.pos < s.end }
+func (s *inStream) more() bool { return len(s.raw) > 0 || s.pos < s.end || s.hasHdr }
 
-// rawNeed makes raw hold at least n bytes, or all that is left.
+// rawNeed makes raw hold at least n bytes, or all that is left
+// (uncompressed streams in window mode).
 func (s *inStream) rawNeed(n int) error {
 	if len(s.raw) >= n || s.pos >= s.end {
 		return nil
@@ -167,6 +181,58 @@ func (s *inStream) rawNeed(n int) error {
 	return nil
 }
 
+// chunk is the next stored compression chunk and its header.
+func (s *inStream) chunk() (uint32, []byte, error) {
+	if s.r == nil {
+		if len(s.raw) < 3 {
+			return 0, nil, fmt.Errorf("%w: truncated compression chunk header", ErrCorrupt)
+		}
+		h := uint32(s.raw[0]) | uint32(s.raw[1])<<8 | uint32(s.raw[2])<<16
+		size := int(h >> 1)
+		if size > len(s.raw)-3 {
+			return 0, nil, fmt.Errorf("%w: compression chunk of %d bytes, %d left", ErrCorrupt, size, len(s.raw)-3)
+		}
+		c := s.raw[3 : 3+size]
+		s.raw = s.raw[3+size:]
+		return h, c, nil
+	}
+	if !s.hasHdr {
+		if s.end-s.pos < 3 {
+			return 0, nil, fmt.Errorf("%w: truncated compression chunk header", ErrCorrupt)
+		}
+		if err := readFull(s.r, s.hdr[:], s.pos); err != nil {
+			return 0, nil, fmt.Errorf("read stream: %w", err)
+		}
+		s.pos += 3
+	}
+	s.hasHdr = false
+	h := uint32(s.hdr[0]) | uint32(s.hdr[1])<<8 | uint32(s.hdr[2])<<16
+	size := int64(h >> 1)
+	if size > s.end-s.pos {
+		return 0, nil, fmt.Errorf("%w: compression chunk of %d bytes, %d left", ErrCorrupt, size, s.end-s.pos)
+	}
+	// The next chunk's header comes with this chunk: one read per chunk.
+	next := int64(0)
+	if s.end-s.pos-size >= 3 {
+		next = 3
+	}
+	b := *s.scratch
+	if int64(cap(b)) < size+next {
+		b = make([]byte, size+next)
+		*s.scratch = b
+	}
+	b = b[:size+next]
+	if err := readFull(s.r, b, s.pos); err != nil {
+		return 0, nil, fmt.Errorf("read stream: %w", err)
+	}
+	s.pos += size + next
+	if next == 3 {
+		copy(s.hdr[:], b[size:])
+		s.hasHdr = true
+	}
+	return h, b[:size], nil
+}
+
 // fill makes buf hold at least n bytes, or all that is left of the stream.
 func (s *inStream) fill(n int) error {
 	if len(s.buf) >= n {
@@ -180,32 +246,23 @@ func (s *inStream) fill(n int) error {
 		return err
 	}
 	for len(s.buf) < n && s.more() {
-		if err := s.rawNeed(3); err != nil {
+		h, chunk, err := s.chunk()
+		if err != nil {
 			return err
 		}
-		if len(s.raw) < 3 {
-			return fmt.Errorf("%w: truncated compression chunk header", ErrCorrupt)
-		}
-		h := uint32(s.raw[0]) | uint32(s.raw[1])<<8 | uint32(s.raw[2])<<16
-		size := int(h >> 1)
-		if err := s.rawNeed(3 + size); err != nil {
-			return err
-		}
-		if size > len(s.raw)-3 {
-			return fmt.Errorf("%w: compression chunk of %d bytes, %d left", ErrCorrupt, size, len(s.raw)-3)
-		}
-		chunk := s.raw[3 : 3+size]
-		s.raw = s.raw[3+size:]
 		s.back = append(s.back[:0], s.buf...) // a move to the front
+		if want := len(s.back) + s.chunkMax + rowsMaxRun; s.chunkMax > 0 && cap(s.back) < want {
+			// Room for the largest chunk so far and a run's leftover: sized
+			// to fit only, every chunk after a longer leftover reallocated.
+			s.back = append(make([]byte, 0, want), s.back...)
+		}
 		had := len(s.back)
 		if h&1 == 1 {
 			s.back = append(s.back, chunk...)
-		} else {
-			var err error
-			if s.back, err = decompressChunk(s.comp, s.block, chunk, s.back); err != nil {
-				return err
-			}
+		} else if s.back, err = decompressChunk(s.comp, s.block, chunk, s.back); err != nil {
+			return err
 		}
+		s.chunkMax = max(s.chunkMax, len(s.back)-had)
 		if s.decoded += len(s.back) - had; s.decoded > maxStreamDecoded {
 			return fmt.Errorf("%w: stream decompresses to more than %d bytes", ErrCorrupt, maxStreamDecoded)
 		}
