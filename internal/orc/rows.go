@@ -104,13 +104,15 @@ func (f *File) OpenStripeRows(i int, read func(col int) bool, window int) (*Stri
 // Left is the number of rows Next has not returned yet.
 func (r *StripeRows) Left() int { return r.left }
 
-// Next decodes the next min(n, Left()) rows (n > 0); io.EOF when none are
-// left. The returned Stripe and its columns are reused by the next call.
+// Next decodes the next min(n, Left()) rows (at least one); io.EOF when
+// none are left. The returned Stripe and its columns (string values too)
+// are reused by the next call. After an error r is not to be used again:
+// the columns' decoders stopped at different rows.
 func (r *StripeRows) Next(n int) (*Stripe, error) {
 	if r.left == 0 {
 		return nil, io.EOF
 	}
-	n = min(n, r.left)
+	n = min(max(n, 1), r.left)
 	for k, d := range r.top {
 		if err := d.next(n); err != nil {
 			return nil, fmt.Errorf("stripe %d column %s: %w", r.index, r.names[k], err)

@@ -30,6 +30,7 @@ type orcBatches struct {
 	name   []string
 	top    map[int]bool
 	window int // orc.OpenStripeRows' read window
+	chunk  int // rows decoded at a time: orcChunkRows (tests: fewer)
 	stripe int
 	rows   *orc.StripeRows // the stripe being read
 	st     *orc.Stripe     // its decoded chunk
@@ -68,7 +69,7 @@ func openORCBatches(ctx context.Context, fio fileio.FileIO, path string, fields 
 	for k, n := range root.FieldNames {
 		byName[n] = k
 	}
-	r := &orcBatches{ctx: ctx, path: path, f: f, of: of, top: map[int]bool{}}
+	r := &orcBatches{ctx: ctx, path: path, f: f, of: of, top: map[int]bool{}, chunk: orcChunkRows}
 	if _, local := fileio.Unwrap(fio).(*fileio.Local); local {
 		r.window = orcLocalWindow
 	}
@@ -111,7 +112,7 @@ func (r *orcBatches) next(b *Batch, limit int) error {
 			r.stripe++
 			r.rows = rows
 		}
-		st, err := r.rows.Next(orcChunkRows)
+		st, err := r.rows.Next(r.chunk)
 		if err != nil {
 			return fmt.Errorf("read data file %s: %w", r.path, err)
 		}
