@@ -121,14 +121,16 @@ func decompressChunk(c Compression, blockSize uint64, chunk, out []byte) ([]byte
 		}
 		return append(out, buf[:n]...), nil
 	case CompressionZstd:
-		d, err := zstdDec.DecodeAll(chunk, nil)
+		// Decoded in place after out: a chunk decoded apart and copied was
+		// a block-sized garbage buffer per chunk.
+		d, err := zstdDec.DecodeAll(chunk, out)
 		if err != nil {
 			return nil, fmt.Errorf("%w: zstd: %w", ErrCorrupt, err)
 		}
-		if uint64(len(d)) > blockSize {
+		if uint64(len(d)-len(out)) > blockSize {
 			return nil, fmt.Errorf("%w: zstd chunk larger than the compression block size %d", ErrCorrupt, blockSize)
 		}
-		return append(out, d...), nil
+		return d, nil
 	}
 	return nil, fmt.Errorf("%w: compression %s", ErrUnsupported, c)
 }

@@ -23,8 +23,12 @@
 // every RLE run at a row group boundary so that each row index position
 // is a byte offset (plus the bit offset of a boolean stream).
 //
-// A stripe is decoded whole (Stripe): memory is bounded by one stripe's
-// streams and decoded columns. Every length read from the file is checked
+// ReadStripe decodes a stripe whole (Stripe): memory is bounded by one
+// stripe's streams and decoded columns. StripeRows (rows.go) decodes it a
+// bounded number of rows at a time into the same Column form, keeping each
+// stream's decompressor and run-length decoder between calls: memory is a
+// decompressed compression chunk per stream and the rows of one call (the
+// data file batch path reads this way). Every length read from the file is checked
 // against the file or stream it points into, so corrupt input yields
 // ErrCorrupt, never a panic or an allocation larger than the input implies.
 package orc

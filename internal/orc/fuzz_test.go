@@ -3,6 +3,7 @@ package orc
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -57,9 +58,17 @@ func javaSeeds(tb testing.TB) [][]byte {
 	return out
 }
 
+// errStreamingDiffers marks a stripe StripeRows decodes otherwise than
+// ReadStripe.
+var errStreamingDiffers = errors.New("streaming decode differs")
+
 // readAll opens b and decodes every stripe and value, as the table
 // readers do. Errors are the expected outcome for damaged input.
-func readAll(b []byte) error {
+func readAll(b []byte) error { return readAllWith(b, -1) }
+
+// readAllWith is readAll checking the streaming reader with
+// rowsConfigs[config] only (-1: all of them).
+func readAllWith(b []byte, config int) error {
 	f, err := Open(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		return err
@@ -67,7 +76,14 @@ func readAll(b []byte) error {
 	for s := range f.Stripes {
 		st, err := f.ReadStripe(s, nil)
 		if err != nil {
+			// The streaming reader must fail alike or not at all, never
+			// panic.
+			_ = checkStripeRowsWith(f, s, nil, config)
 			return err
+		}
+		// What ReadStripe decodes the streaming reader decodes the same.
+		if err := checkStripeRowsWith(f, s, st, config); err != nil {
+			return fmt.Errorf("%w: StripeRows differs from ReadStripe: %w", errStreamingDiffers, err)
 		}
 		for _, c := range st.Columns {
 			if c == nil {
@@ -98,14 +114,16 @@ func TestJavaSeedsRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	for cut := 1; cut < len(b); cut += 97 {
-		if err := readAll(b[:len(b)-cut]); err == nil || !(errors.Is(err, ErrCorrupt) || errors.Is(err, ErrUnsupported)) {
+		if err := readAllWith(b[:len(b)-cut], cut%len(rowsConfigs)); err == nil || !(errors.Is(err, ErrCorrupt) || errors.Is(err, ErrUnsupported)) {
 			t.Errorf("without its last %d bytes: %v", cut, err)
 		}
 	}
 	for i := 0; i < len(b); i += 13 {
 		x := bytes.Clone(b)
 		x[i] ^= 0x5a
-		_ = readAll(x) // must not panic
+		if err := readAllWith(x, i%len(rowsConfigs)); errors.Is(err, errStreamingDiffers) { // must not panic
+			t.Errorf("byte %d damaged: %v", i, err)
+		}
 	}
 }
 
@@ -120,8 +138,13 @@ func FuzzReadJavaFiles(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		_ = readAll(b)
+		// One streaming configuration per input (TestJavaSeedsRead runs
+		// every one on the seeds): four would quarter the fuzzer's speed.
+		err := readAllWith(b, len(b)%len(rowsConfigs))
 		runtime.ReadMemStats(&after)
+		if errors.Is(err, errStreamingDiffers) {
+			t.Fatal(err)
+		}
 		// Decoding legitimately expands compressed, run-length encoded
 		// input a lot; 1 GiB is far above any seed's own decoding.
 		if n := after.TotalAlloc - before.TotalAlloc; n > 1<<30 {

@@ -36,6 +36,9 @@ func rows(t testing.TB, f *File) [][]any {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if err := checkAllStripeRows(f, s, st); err != nil {
+			t.Fatal(err)
+		}
 		for r := 0; r < st.NumRows; r++ {
 			row := make([]any, len(root.Subtypes))
 			for k, id := range root.Subtypes {

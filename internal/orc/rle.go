@@ -59,6 +59,10 @@ type intReader struct {
 	in     []byte
 	signed bool
 	v2     bool
+	// Bit-unpacked values of the current run and its patches, reused from
+	// run to run: a fresh slice per run was a tenth of a compaction's
+	// allocations.
+	vals, patches []uint64
 }
 
 func (r *intReader) uvarint() (uint64, error) {
@@ -126,7 +130,9 @@ func (r *intReader) runV1(out []int64, n int) ([]int64, error) {
 		if err != nil {
 			return nil, err
 		}
-		for k := 0; k < l && len(out) < n; k++ {
+		// The whole run, as every other run kind: a streaming decoder
+		// (rows.go) keeps what is beyond n for its next call.
+		for k := 0; k < l; k++ {
 			out = append(out, base+int64(k)*int64(int8(d)))
 		}
 		return out, nil
@@ -234,10 +240,11 @@ func (r *intReader) runV2(out []int64, n int) ([]int64, error) {
 		if err != nil {
 			return nil, err
 		}
-		us, err := r.unpack(nil, l, w)
+		us, err := r.unpack(r.vals[:0], l, w)
 		if err != nil {
 			return nil, err
 		}
+		r.vals = us
 		for _, u := range us {
 			if r.signed {
 				out = append(out, unzigzag(u))
@@ -284,17 +291,19 @@ func (r *intReader) patchedBase(out []int64, h byte) ([]int64, error) {
 	if ub&signBit != 0 {
 		base = -base
 	}
-	vals, err := r.unpack(nil, l, w)
+	vals, err := r.unpack(r.vals[:0], l, w)
 	if err != nil {
 		return nil, err
 	}
+	r.vals = vals
 	if pgw+pw > 64 {
 		return nil, fmt.Errorf("%w: patch of %d bits", ErrCorrupt, pgw+pw)
 	}
-	patches, err := r.unpack(nil, pll, closestFixedBits(pgw+pw))
+	patches, err := r.unpack(r.patches[:0], pll, closestFixedBits(pgw+pw))
 	if err != nil {
 		return nil, err
 	}
+	r.patches = patches
 	idx := 0
 	for _, p := range patches {
 		gap := int(p >> pw)
@@ -351,10 +360,11 @@ func (r *intReader) delta(out []int64, h byte) ([]int64, error) {
 	v := base + d
 	out = append(out, v)
 	if l > 2 {
-		ds, err := r.unpack(nil, l-2, w)
+		ds, err := r.unpack(r.vals[:0], l-2, w)
 		if err != nil {
 			return nil, err
 		}
+		r.vals = ds
 		for _, x := range ds {
 			if d < 0 {
 				v -= int64(x)

@@ -164,36 +164,47 @@ type stripeReader struct {
 	zone    string // the stripe footer's writer time zone
 }
 
-// ReadStripe decodes stripe i; read[col] selects the top-level columns to
-// decode (nil: all).
-func (f *File) ReadStripe(i int, read func(col int) bool) (*Stripe, error) {
+// stripeStream is one stream of a stripe, off bytes from the stripe's
+// start.
+type stripeStream struct {
+	kind, column int
+	off, length  uint64
+}
+
+// stripeFooter is the decoded footer of a stripe.
+type stripeFooter struct {
+	streams     []stripeStream
+	encs, dicts []uint64 // per column id: encoding kind, dictionary size
+	zone        string   // the writer's time zone
+}
+
+// stripeInfo is stripe i, refused when its row count is beyond what this
+// reader decodes.
+func (f *File) stripeInfo(i int) (StripeInfo, error) {
 	if i < 0 || i >= len(f.Stripes) {
-		return nil, fmt.Errorf("stripe %d of %d", i, len(f.Stripes))
+		return StripeInfo{}, fmt.Errorf("stripe %d of %d", i, len(f.Stripes))
 	}
 	si := f.Stripes[i]
 	if si.NumRows > maxStripeRows {
-		return nil, fmt.Errorf("%w: stripe %d has %d rows", ErrUnsupported, i, si.NumRows)
+		return StripeInfo{}, fmt.Errorf("%w: stripe %d has %d rows", ErrUnsupported, i, si.NumRows)
 	}
-	total := si.IndexLength + si.DataLength + si.FooterLength
-	buf := make([]byte, total)
-	if _, err := f.r.ReadAt(buf, int64(si.Offset)); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("read stripe %d: %w", i, err)
-	}
-	footer, err := decompress(f.Compression, f.BlockSize, buf[si.IndexLength+si.DataLength:], maxTail)
+	return si, nil
+}
+
+// parseStripeFooter decodes the footer of stripe i (raw: its bytes as
+// stored) and checks that every stream lies inside the stripe's index and
+// data.
+func (f *File) parseStripeFooter(i int, raw []byte) (*stripeFooter, error) {
+	si := f.Stripes[i]
+	footer, err := decompress(f.Compression, f.BlockSize, raw, maxTail)
 	if err != nil {
 		return nil, fmt.Errorf("stripe %d footer: %w", i, err)
 	}
-	sr := &stripeReader{f: f, streams: map[streamKey][]byte{}, out: make([]*Column, len(f.Types))}
-	st := &Stripe{NumRows: int(si.NumRows)}
-	type stream struct {
-		kind, column int
-		length       uint64
-	}
-	var streams []stream
+	sf := &stripeFooter{}
 	err = pbWalk(footer, func(fl pbField) error {
 		switch fl.num {
 		case 1:
-			var s stream
+			var s stripeStream
 			if err := pbWalk(fl.b, func(x pbField) error {
 				switch x.num {
 				case 1:
@@ -207,7 +218,7 @@ func (f *File) ReadStripe(i int, read func(col int) bool) (*Stripe, error) {
 			}); err != nil {
 				return err
 			}
-			streams = append(streams, s)
+			sf.streams = append(sf.streams, s)
 		case 2:
 			var kind, dict uint64
 			if err := pbWalk(fl.b, func(x pbField) error {
@@ -221,10 +232,10 @@ func (f *File) ReadStripe(i int, read func(col int) bool) (*Stripe, error) {
 			}); err != nil {
 				return err
 			}
-			sr.encs = append(sr.encs, kind)
-			sr.dicts = append(sr.dicts, dict)
+			sf.encs = append(sf.encs, kind)
+			sf.dicts = append(sf.dicts, dict)
 		case 3:
-			st.WriterTimezone = string(fl.b)
+			sf.zone = string(fl.b)
 		case 4:
 			return fmt.Errorf("%w: encrypted stripe", ErrUnsupported)
 		}
@@ -233,27 +244,58 @@ func (f *File) ReadStripe(i int, read func(col int) bool) (*Stripe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stripe %d footer: %w", i, err)
 	}
-	if len(sr.encs) != len(f.Types) {
-		return nil, fmt.Errorf("%w: stripe %d has %d column encodings for %d columns", ErrCorrupt, i, len(sr.encs), len(f.Types))
+	if len(sf.encs) != len(f.Types) {
+		return nil, fmt.Errorf("%w: stripe %d has %d column encodings for %d columns", ErrCorrupt, i, len(sf.encs), len(f.Types))
 	}
 	// Streams lie back to back from the stripe's start, index streams first.
-	off := uint64(0)
-	data := buf[:si.IndexLength+si.DataLength]
-	for _, s := range streams {
-		if s.length > uint64(len(data))-off {
+	off, size := uint64(0), si.IndexLength+si.DataLength
+	for k := range sf.streams {
+		s := &sf.streams[k]
+		if s.length > size-off {
 			return nil, fmt.Errorf("%w: stripe %d stream of column %d overruns the stripe", ErrCorrupt, i, s.column)
 		}
-		raw := data[off : off+s.length]
+		s.off = off
 		off += s.length
-		switch s.kind {
-		case streamPresent, streamData, streamLength, streamDictData, streamSecondary:
-		default:
+	}
+	return sf, nil
+}
+
+// readStream reports whether a stream of this kind is needed to read
+// values (not an index, bloom filter or statistics).
+func readStream(kind int) bool {
+	switch kind {
+	case streamPresent, streamData, streamLength, streamDictData, streamSecondary:
+		return true
+	}
+	return false
+}
+
+// ReadStripe decodes stripe i; read[col] selects the top-level columns to
+// decode (nil: all).
+func (f *File) ReadStripe(i int, read func(col int) bool) (*Stripe, error) {
+	si, err := f.stripeInfo(i)
+	if err != nil {
+		return nil, err
+	}
+	total := si.IndexLength + si.DataLength + si.FooterLength
+	buf := make([]byte, total)
+	if _, err := f.r.ReadAt(buf, int64(si.Offset)); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("read stripe %d: %w", i, err)
+	}
+	sf, err := f.parseStripeFooter(i, buf[si.IndexLength+si.DataLength:])
+	if err != nil {
+		return nil, err
+	}
+	sr := &stripeReader{f: f, streams: map[streamKey][]byte{}, out: make([]*Column, len(f.Types)), encs: sf.encs, dicts: sf.dicts}
+	st := &Stripe{NumRows: int(si.NumRows), WriterTimezone: sf.zone}
+	for _, s := range sf.streams {
+		if !readStream(s.kind) {
 			continue // indexes, bloom filters, statistics: not needed to read
 		}
 		if s.column < 0 || s.column >= len(f.Types) {
 			return nil, fmt.Errorf("%w: stripe %d has a stream of column %d", ErrCorrupt, i, s.column)
 		}
-		sr.streams[streamKey{s.column, s.kind}] = raw
+		sr.streams[streamKey{s.column, s.kind}] = buf[s.off : s.off+s.length]
 	}
 	sr.zone = st.WriterTimezone
 	root := f.Types[0]
@@ -424,15 +466,23 @@ func (sr *stripeReader) floats(c *Column, nn int) error {
 	if len(d) < nn*w {
 		return fmt.Errorf("%w: %d values need %d bytes, stream has %d", ErrCorrupt, nn, nn*w, len(d))
 	}
-	c.Floats = make([]float64, nn)
-	for i := range c.Floats {
-		if w == 4 {
-			c.Floats[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(d[4*i:])))
-		} else {
-			c.Floats[i] = math.Float64frombits(binary.LittleEndian.Uint64(d[8*i:]))
-		}
-	}
+	c.Floats = appendFloats(make([]float64, 0, nn), d[:nn*w], w)
 	return nil
+}
+
+// appendFloats appends the little-endian FLOAT (w = 4) or DOUBLE (w = 8)
+// values of b to dst.
+func appendFloats(dst []float64, b []byte, w int) []float64 {
+	if w == 4 {
+		for ; len(b) >= 4; b = b[4:] {
+			dst = append(dst, float64(math.Float32frombits(binary.LittleEndian.Uint32(b))))
+		}
+		return dst
+	}
+	for ; len(b) >= 8; b = b[8:] {
+		dst = append(dst, math.Float64frombits(binary.LittleEndian.Uint64(b)))
+	}
+	return dst
 }
 
 func (sr *stripeReader) bytes(c *Column, nn int) error {
@@ -489,19 +539,24 @@ func (sr *stripeReader) bytes(c *Column, nn int) error {
 // offsets turns value lengths into len(lens)+1 offsets into data (a
 // decoded stream, at most maxStreamDecoded bytes: they fit 32 bits).
 func offsets(data []byte, lens []int64) ([]uint32, error) {
+	return appendOffsets(make([]uint32, 0, len(lens)+1), data, lens)
+}
+
+// appendOffsets is offsets into dst (emptied first, its array reused).
+func appendOffsets(dst []uint32, data []byte, lens []int64) ([]uint32, error) {
 	if uint64(len(data)) > math.MaxUint32 {
 		return nil, fmt.Errorf("%w: string stream of %d bytes", ErrUnsupported, len(data))
 	}
-	out := make([]uint32, len(lens)+1)
+	dst = append(dst[:0], 0)
 	off := 0
-	for i, l := range lens {
+	for _, l := range lens {
 		if l < 0 || l > int64(len(data)-off) {
 			return nil, fmt.Errorf("%w: value of %d bytes, %d left in the stream", ErrCorrupt, l, len(data)-off)
 		}
 		off += int(l)
-		out[i+1] = uint32(off)
+		dst = append(dst, uint32(off))
 	}
-	return out, nil
+	return dst, nil
 }
 
 var bigTen = big.NewInt(10)
@@ -523,27 +578,37 @@ func (sr *stripeReader) decimals(c *Column, nn int) error {
 	}
 	c.Decimals = make([]*big.Int, nn)
 	for i := range c.Decimals {
-		v, rest, err := bigVarint(d)
+		v, rest, err := bigDecimal(d, scales[i], c.Type)
 		if err != nil {
 			return err
 		}
 		d = rest
-		// Java writes every value at the column's scale; rescale otherwise.
-		if s := scales[i]; s != int64(c.Type.Scale) {
-			diff := int64(c.Type.Scale) - s
-			if diff > 76 || diff < -76 {
-				return fmt.Errorf("%w: decimal scale %d for a column of scale %d", ErrCorrupt, s, c.Type.Scale)
-			}
-			p := new(big.Int).Exp(bigTen, big.NewInt(abs(diff)), nil)
-			if diff > 0 {
-				v.Mul(v, p)
-			} else {
-				v.Quo(v, p)
-			}
-		}
 		c.Decimals[i] = v
 	}
 	return nil
+}
+
+// bigDecimal decodes the first value of d, written at scale s, at the
+// scale of column type t; it returns the bytes after it.
+func bigDecimal(d []byte, s int64, t *Type) (*big.Int, []byte, error) {
+	v, rest, err := bigVarint(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Java writes every value at the column's scale; rescale otherwise.
+	if s != int64(t.Scale) {
+		diff := int64(t.Scale) - s
+		if diff > 76 || diff < -76 {
+			return nil, nil, fmt.Errorf("%w: decimal scale %d for a column of scale %d", ErrCorrupt, s, t.Scale)
+		}
+		p := new(big.Int).Exp(bigTen, big.NewInt(abs(diff)), nil)
+		if diff > 0 {
+			v.Mul(v, p)
+		} else {
+			v.Quo(v, p)
+		}
+	}
+	return v, rest, nil
 }
 
 // pow10 holds 10^0..10^18, the rescale factors of int64 decimals.
@@ -560,45 +625,55 @@ var pow10 = func() (p [19]int64) {
 // one) rather than widening it.
 func decimals64(c *Column, d []byte, scales []int64, nn int) error {
 	c.Dec64 = make([]int64, nn)
-	limit := pow10[c.Type.Precision]
 	for i := range c.Dec64 {
-		var u uint64
-		k := 0
-		for ; ; k++ {
-			if k >= len(d) {
-				return fmt.Errorf("%w: truncated decimal varint", ErrCorrupt)
-			}
-			if k > 8 {
-				return fmt.Errorf("%w: decimal varint too long for DECIMAL(%d)", ErrCorrupt, c.Type.Precision)
-			}
-			u |= uint64(d[k]&0x7f) << (7 * k)
-			if d[k] < 0x80 {
-				break
-			}
+		v, rest, err := decimal64(d, scales[i], c.Type)
+		if err != nil {
+			return err
 		}
-		d = d[k+1:]
-		v := unzigzag(u)
-		if s := scales[i]; s != int64(c.Type.Scale) {
-			diff := int64(c.Type.Scale) - s
-			switch {
-			case diff > 18 || diff < -18:
-				return fmt.Errorf("%w: decimal scale %d for a column of scale %d", ErrCorrupt, s, c.Type.Scale)
-			case diff > 0:
-				f := pow10[diff]
-				if v > math.MaxInt64/f || v < math.MinInt64/f {
-					return fmt.Errorf("%w: decimal at scale %d overflows DECIMAL(%d,%d)", ErrCorrupt, s, c.Type.Precision, c.Type.Scale)
-				}
-				v *= f
-			default:
-				v /= pow10[-diff] // truncates towards zero, as big.Int.Quo
-			}
-		}
-		if v >= limit || v <= -limit {
-			return fmt.Errorf("%w: decimal %d overflows DECIMAL(%d,%d)", ErrCorrupt, v, c.Type.Precision, c.Type.Scale)
-		}
+		d = rest
 		c.Dec64[i] = v
 	}
 	return nil
+}
+
+// decimal64 decodes the first value of d, written at scale s, at the scale
+// of column type t (precision 1..18); it returns the bytes after it.
+func decimal64(d []byte, s int64, t *Type) (int64, []byte, error) {
+	var u uint64
+	k := 0
+	for ; ; k++ {
+		if k >= len(d) {
+			return 0, nil, fmt.Errorf("%w: truncated decimal varint", ErrCorrupt)
+		}
+		if k > 8 {
+			return 0, nil, fmt.Errorf("%w: decimal varint too long for DECIMAL(%d)", ErrCorrupt, t.Precision)
+		}
+		u |= uint64(d[k]&0x7f) << (7 * k)
+		if d[k] < 0x80 {
+			break
+		}
+	}
+	d = d[k+1:]
+	v := unzigzag(u)
+	if s != int64(t.Scale) {
+		diff := int64(t.Scale) - s
+		switch {
+		case diff > 18 || diff < -18:
+			return 0, nil, fmt.Errorf("%w: decimal scale %d for a column of scale %d", ErrCorrupt, s, t.Scale)
+		case diff > 0:
+			f := pow10[diff]
+			if v > math.MaxInt64/f || v < math.MinInt64/f {
+				return 0, nil, fmt.Errorf("%w: decimal at scale %d overflows DECIMAL(%d,%d)", ErrCorrupt, s, t.Precision, t.Scale)
+			}
+			v *= f
+		default:
+			v /= pow10[-diff] // truncates towards zero, as big.Int.Quo
+		}
+	}
+	if limit := pow10[t.Precision]; v >= limit || v <= -limit {
+		return 0, nil, fmt.Errorf("%w: decimal %d overflows DECIMAL(%d,%d)", ErrCorrupt, v, t.Precision, t.Scale)
+	}
+	return v, d, nil
 }
 
 // Decimal is value j (an index among the column's values, Index(i)) of a
@@ -672,15 +747,31 @@ func (sr *stripeReader) timestamps(c *Column, nn int) error {
 	if err != nil {
 		return fmt.Errorf("nanoseconds: %w", err)
 	}
-	var loc *time.Location
-	base := int64(orcEpoch)
-	if c.Type.Kind == Timestamp && !UTCZone(sr.zone) {
-		if loc, err = loadZone(sr.zone); err != nil {
-			return err
-		}
-		base = time.Date(2015, 1, 1, 0, 0, 0, 0, loc).Unix()
+	loc, base, err := timestampBase(c.Type, sr.zone)
+	if err != nil {
+		return err
 	}
 	c.Secs, c.Nanos = secs, make([]int32, nn)
+	return convertTimestamps(secs, nanos, c.Nanos, base, loc)
+}
+
+// timestampBase is the zone TIMESTAMP values of column type t written in
+// zone are read in (nil: UTC) and the instant ORC's seconds count from.
+func timestampBase(t *Type, zone string) (*time.Location, int64, error) {
+	if t.Kind != Timestamp || UTCZone(zone) {
+		return nil, orcEpoch, nil
+	}
+	loc, err := loadZone(zone)
+	if err != nil {
+		return nil, 0, err
+	}
+	return loc, time.Date(2015, 1, 1, 0, 0, 0, 0, loc).Unix(), nil
+}
+
+// convertTimestamps turns the SECONDARY stream's values and the DATA
+// stream's seconds (secs, converted in place) into seconds since 1970 and
+// nanoseconds (outNanos, len(secs) of them), as timestamps describes.
+func convertTimestamps(secs, nanos []int64, outNanos []int32, base int64, loc *time.Location) error {
 	for i := range secs {
 		// The low 3 bits count removed trailing decimal zeros (minus one).
 		// C++ writers store pre-1970 fractions as negative nanoseconds of
@@ -712,7 +803,7 @@ func (sr *stripeReader) timestamps(c *Column, nn int) error {
 			_, off := time.Unix(s, 0).In(loc).Zone()
 			s += int64(off)
 		}
-		c.Secs[i], c.Nanos[i] = s, int32(ns)
+		secs[i], outNanos[i] = s, int32(ns)
 	}
 	return nil
 }

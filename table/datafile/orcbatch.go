@@ -13,11 +13,12 @@ import (
 	"github.com/parquet-go/parquet-go/deprecated"
 )
 
-// orcBatches reads a flat ORC data file as batches: each stripe's columns
-// are decoded once and copied into the batch vectors in their physical
-// form, with none of the row path's per-value boxing (orcSource plus
-// Codec.AppendRow), which cost more CPU than decoding. Memory is one
-// decoded stripe, as on the row path.
+// orcBatches reads a flat ORC data file as batches: columns are decoded
+// once and copied into the batch vectors in their physical form, with none
+// of the row path's per-value boxing (orcSource plus Codec.AppendRow),
+// which cost more CPU than decoding. Stripes are decoded orcChunkRows rows
+// at a time (orc.StripeRows): a whole decoded stripe per input file was
+// most of a compaction's peak heap.
 type orcBatches struct {
 	ctx  context.Context
 	path string
@@ -28,11 +29,26 @@ type orcBatches struct {
 	typ    []table.DataType
 	name   []string
 	top    map[int]bool
+	window int // orc.OpenStripeRows' read window
+	chunk  int // rows decoded at a time: orcChunkRows (tests: fewer)
 	stripe int
-	st     *orc.Stripe
-	row    int
-	vpos   []int // per batch column: index among its values of entry row
+	rows   *orc.StripeRows // the stripe being read
+	st     *orc.Stripe     // its decoded chunk
+	row    int             // the chunk's next row
+	vpos   []int           // per batch column: index among its values of entry row
 }
+
+// orcChunkRows is the rows decoded at a time per ORC file: a row group at
+// Java's default stride; wide rows take a few MiB, and fewer rows would add
+// calls for no memory that matters.
+const orcChunkRows = 10000
+
+// orcLocalWindow is the read window per stream of a local ORC file (at
+// least a compression chunk is read): reads are pread(2) calls, and
+// holding the stripe's stored bytes (a tenth of a file of 125k wide rows)
+// costs more than the calls. Object stores read the stripe with one
+// request (window 0), as before.
+const orcLocalWindow = 64 << 10
 
 // openORCBatches opens an ORC file whose top-level columns, matched by name
 // as the row path does, hold fields; with project the file may have other
@@ -53,7 +69,10 @@ func openORCBatches(ctx context.Context, fio fileio.FileIO, path string, fields 
 	for k, n := range root.FieldNames {
 		byName[n] = k
 	}
-	r := &orcBatches{ctx: ctx, path: path, f: f, of: of, top: map[int]bool{}}
+	r := &orcBatches{ctx: ctx, path: path, f: f, of: of, top: map[int]bool{}, chunk: orcChunkRows}
+	if _, local := fileio.Unwrap(fio).(*fileio.Local); local {
+		r.window = orcLocalWindow
+	}
 	for _, fl := range fields {
 		k, ok := byName[fl.Name]
 		if !ok || k >= len(root.Subtypes) {
@@ -74,23 +93,34 @@ func openORCBatches(ctx context.Context, fio fileio.FileIO, path string, fields 
 }
 
 // next fills b (reset by the caller) with up to limit rows of the current
-// stripe, fewer when their values pass batchByteBudget.
+// chunk, fewer when their values pass batchByteBudget.
 func (r *orcBatches) next(b *Batch, limit int) error {
 	for r.st == nil || r.row >= r.st.NumRows {
 		if err := r.ctx.Err(); err != nil {
 			return err
 		}
-		r.st = nil // the previous stripe is garbage before the next is decoded
-		if r.stripe >= len(r.of.Stripes) {
-			return io.EOF
+		r.st = nil
+		for r.rows == nil || r.rows.Left() == 0 {
+			r.rows = nil // the previous stripe's buffers are garbage before the next is opened
+			if r.stripe >= len(r.of.Stripes) {
+				return io.EOF
+			}
+			rows, err := r.of.OpenStripeRows(r.stripe, func(k int) bool { return r.top[k] }, r.window)
+			if err != nil {
+				return fmt.Errorf("read data file %s: %w", r.path, err)
+			}
+			r.stripe++
+			r.rows = rows
 		}
-		st, err := r.of.ReadStripe(r.stripe, func(k int) bool { return r.top[k] })
+		st, err := r.rows.Next(r.chunk)
 		if err != nil {
 			return fmt.Errorf("read data file %s: %w", r.path, err)
 		}
-		r.stripe++
 		r.st, r.row = st, 0
-		r.vpos = make([]int, len(r.col))
+		if r.vpos == nil {
+			r.vpos = make([]int, len(r.col))
+		}
+		clear(r.vpos)
 	}
 	want := min(limit, r.st.NumRows-r.row)
 	step := batchStep

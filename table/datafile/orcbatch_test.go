@@ -19,9 +19,24 @@ import (
 // TestORCBatchesEqualRowPath: batches read from a flat ORC file of every
 // atomic type, with nulls, over several stripes, are exactly the batches
 // the row path gives for the same rows (Codec.AppendRow of OpenRows), so
-// merging ORC input on the batch path writes the same output.
+// merging ORC input on the batch path writes the same output. Stripes are
+// read in chunks (orc.StripeRows) of the default size, and of 333 rows in
+// one stripe of all rows, so chunks end inside runs, row groups and
+// batches.
 func TestORCBatchesEqualRowPath(t *testing.T) {
 	t.Parallel()
+	for _, c := range []struct {
+		stripeSize string
+		chunk      int
+	}{{"32768", orcChunkRows}, {"67108864", 333}} {
+		t.Run(c.stripeSize, func(t *testing.T) {
+			t.Parallel()
+			testORCBatchesEqualRowPath(t, c.stripeSize, c.chunk)
+		})
+	}
+}
+
+func testORCBatchesEqualRowPath(t *testing.T, stripeSize string, chunk int) {
 	var fields table.RowType
 	for _, f := range allTypesSchema(t) {
 		switch f.Type.Root {
@@ -33,7 +48,7 @@ func TestORCBatchesEqualRowPath(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "data-b-0.orc")
-	w, err := NewRowWriter(ctx, fileio.NewLocal(), path, fields, map[string]string{"file.format": "orc", "orc.stripe.size": "32768", "orc.row.index.stride": "1000"})
+	w, err := NewRowWriter(ctx, fileio.NewLocal(), path, fields, map[string]string{"file.format": "orc", "orc.stripe.size": stripeSize, "orc.row.index.stride": "1000"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +75,10 @@ func TestORCBatchesEqualRowPath(t *testing.T) {
 	defer br.Close()
 	if br.orc == nil {
 		t.Fatal("ORC file not read on the ORC batch path")
+	}
+	br.orc.chunk = chunk
+	if stripes := len(br.orc.of.Stripes); (chunk < orcChunkRows) != (stripes == 1) {
+		t.Fatalf("%d stripes of %d rows, chunks of %d", stripes, br.orc.of.NumRows, chunk)
 	}
 	rows := readAllRows(t, path, fields, fields)
 	got, want := codec.NewBatch(), codec.NewBatch()
