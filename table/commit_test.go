@@ -45,18 +45,7 @@ func (f *lostPublish) Open(ctx context.Context, path string) (fileio.Reader, err
 
 func newCommitTable(t *testing.T) *table.Table {
 	t.Helper()
-	fields := table.RowType{
-		{ID: 0, Name: "k", Type: table.DataType{Root: table.TypeBigInt}},
-		{ID: 1, Name: "v", Type: table.DataType{Root: table.TypeBigInt, Nullable: true}},
-	}
-	s, err := table.NewTableSchema(0, fields, 1, nil, []string{"k"}, map[string]string{"bucket": "1"}, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tb, err := write.CreateTable(context.Background(), fileio.NewLocal(), t.TempDir(), "db", "t", s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tb := newTableWithOptions(t, map[string]string{})
 	w, err := write.NewWriter(context.Background(), tb, "writer")
 	if err != nil {
 		t.Fatal(err)

@@ -231,29 +231,32 @@ func orcOptBytes(b []byte) any {
 	return b
 }
 
-// orcStrings is a list value; nil stays null unless required (a non-null
-// Avro array such as _EXTRA_FILES, written empty).
-func orcStrings(a []string, required bool) any {
-	if a == nil && !required {
+// orcListValue is a LIST value: a nil slice is null, else one element per
+// item, as f gives it.
+func orcListValue[T any](a []T, f func(T) any) any {
+	if a == nil {
 		return nil
 	}
 	out := make([]any, len(a))
-	for i, s := range a {
-		out[i] = s
+	for i, x := range a {
+		out[i] = f(x)
 	}
 	return out
 }
 
-func orcStats(s SimpleStats) []any {
-	var nulls any
-	if s.NullCounts != nil {
-		l := make([]any, len(s.NullCounts))
-		for i, c := range s.NullCounts {
-			l[i] = orcOptLong(c)
-		}
-		nulls = l
+func orcAny[T any](x T) any { return x }
+
+// orcStrings is a list of strings; nil stays null unless required (a
+// non-null Avro array such as _EXTRA_FILES, written empty).
+func orcStrings(a []string, required bool) any {
+	if a == nil && required {
+		a = []string{}
 	}
-	return []any{orcBytes(s.MinValues), orcBytes(s.MaxValues), nulls}
+	return orcListValue(a, orcAny[string])
+}
+
+func orcStats(s SimpleStats) []any {
+	return []any{orcBytes(s.MinValues), orcBytes(s.MaxValues), orcListValue(s.NullCounts, orcOptLong)}
 }
 
 // orcBytes is a required binary: a nil slice is the empty row, as the Avro
@@ -273,11 +276,18 @@ func orcMillis(ms *int64) any {
 	return orc.Time{Secs: secs, Nanos: int32(rem) * 1e6}
 }
 
+func checkKind(k FileKind) error {
+	if k != FileKindAdd && k != FileKindDelete {
+		return fmt.Errorf("invalid kind %d", k)
+	}
+	return nil
+}
+
 func encodeORCManifest(entries []Entry, opts orc.WriterOptions, withSeq bool) ([]byte, error) {
 	return writeORCFile(orcManifestSchema(withSeq), opts, len(entries), func(i int) ([]any, error) {
 		e := &entries[i]
-		if e.Kind != FileKindAdd && e.Kind != FileKindDelete {
-			return nil, fmt.Errorf("invalid kind %d", e.Kind)
+		if err := checkKind(e.Kind); err != nil {
+			return nil, err
 		}
 		m := &e.File
 		var src any
@@ -293,15 +303,7 @@ func encodeORCManifest(entries []Entry, opts orc.WriterOptions, withSeq bool) ([
 			orcOptLong(m.FirstRowID), orcStrings(m.WriteCols, false),
 		}
 		if withSeq {
-			var seqs any
-			if m.WriteColsSequences != nil {
-				l := make([]any, len(m.WriteColsSequences))
-				for k, s := range m.WriteColsSequences {
-					l[k] = s
-				}
-				seqs = l
-			}
-			file = append(file, seqs)
+			file = append(file, orcListValue(m.WriteColsSequences, orcAny[int64]))
 		}
 		return []any{int32(manifestVersion), int64(e.Kind), orcBytes(e.Partition), e.Bucket, e.TotalBuckets, file}, nil
 	})
@@ -328,29 +330,16 @@ func encodeORCIndex(entries []IndexEntry, opts orc.WriterOptions) ([]byte, error
 	}
 	return writeORCFile(orcIndexManifestSchema(withSource), opts, len(entries), func(i int) ([]any, error) {
 		e := &entries[i]
-		if e.Kind != FileKindAdd && e.Kind != FileKindDelete {
-			return nil, fmt.Errorf("invalid kind %d", e.Kind)
+		if err := checkKind(e.Kind); err != nil {
+			return nil, err
 		}
 		f := &e.IndexFile
-		var ranges any
-		if f.DeletionVectors != nil {
-			l := make([]any, len(f.DeletionVectors))
-			for k, dv := range f.DeletionVectors {
-				l[k] = []any{dv.DataFileName, dv.Offset, dv.Length, orcOptLong(dv.Cardinality)}
-			}
-			ranges = l
-		}
+		ranges := orcListValue(f.DeletionVectors, func(dv DeletionVectorMeta) any {
+			return []any{dv.DataFileName, dv.Offset, dv.Length, orcOptLong(dv.Cardinality)}
+		})
 		var global any
 		if g := f.GlobalIndex; g != nil {
-			var extra any
-			if g.ExtraFieldIDs != nil {
-				l := make([]any, len(g.ExtraFieldIDs))
-				for k, id := range g.ExtraFieldIDs {
-					l[k] = id
-				}
-				extra = l
-			}
-			gv := []any{g.RowRangeStart, g.RowRangeEnd, g.IndexFieldID, extra, orcOptBytes(g.IndexMeta)}
+			gv := []any{g.RowRangeStart, g.RowRangeEnd, g.IndexFieldID, orcListValue(g.ExtraFieldIDs, orcAny[int32]), orcOptBytes(g.IndexMeta)}
 			if withSource {
 				gv = append(gv, orcOptBytes(g.SourceMeta))
 			}
