@@ -90,7 +90,8 @@ func (s *spool) spill() error {
 
 // write appends one record: the path (length-prefixed: a path may hold any
 // byte), the size and the modification time in time's binary form, which
-// keeps the zone, so a spilled candidate reports exactly as a kept one. The
+// keeps the instant and the zone offset (UTC and Local as such), so a
+// spilled candidate encodes in the report exactly as a kept one. The
 // name is not stored: a candidate's name is its path's last element.
 func (s *spool) write(f File) error {
 	mt, err := f.ModTime.MarshalBinary()
