@@ -84,6 +84,12 @@ func (r *Report) bound() {
 // *table.DamagedError naming the table and the file, and nothing is
 // deleted. Any other listing or read error aborts the run too.
 // Files under data-file.external-paths are not scanned.
+//
+// Memory: Run keeps only the candidates of step 1 (old enough, recognised,
+// inside the table; past 65,536 in an unlinked temporary file) and a 64-bit
+// hash and a bit per candidate name, never the whole listing, and deletes
+// in batches of 4096, every batch after step 2 and after the confinement
+// check of every file.
 func Run(ctx context.Context, src reach.Source, o RunOptions) (Report, error) {
 	rep, err := run(ctx, src, o)
 	rep.bound()
