@@ -151,22 +151,21 @@ func run(ctx context.Context, src reach.Source, o RunOptions) (Report, error) {
 		}
 	}()
 	var emptyDirs []string
+	// A directory is listed one entry at a time (a bucket of an
+	// unpartitioned bucket = -1 table holds every data file of the table).
 	listDir := func(dir string, kind DirKind) error {
-		ents, err := cf.List(ctx, dir)
-		if err != nil {
-			return fmt.Errorf("orphan %s: %w", root, err)
-		}
-		for _, e := range ents {
+		err := cf.ListEach(ctx, dir, func(e fileio.FileInfo) error {
 			if e.IsDir {
-				continue
+				return nil
 			}
 			f := File{Path: e.Path, Name: e.Name, Size: e.Size, ModTime: e.ModTime}
 			if !rl.candidate(kind, f) {
-				continue
+				return nil
 			}
-			if err := cands.add(f); err != nil {
-				return fmt.Errorf("orphan %s: %w", root, err)
-			}
+			return cands.add(f)
+		})
+		if err != nil {
+			return fmt.Errorf("orphan %s: %w", root, err)
 		}
 		return nil
 	}
@@ -330,11 +329,13 @@ func listBucketDirs(ctx context.Context, cf *table.Confine, dir string, levels i
 		if levels == 0 {
 			if strings.HasPrefix(e.Name, "bucket-") {
 				out = append(out, e.Path)
-				sub, err := cf.List(ctx, e.Path)
+				// Only whether it is empty: the caller lists it whole (and
+				// refuses links in it) before anything is deleted.
+				some, err := hasEntries(ctx, cf, e.Path)
 				if err != nil {
 					return nil, err
 				}
-				if len(sub) == 0 && e.ModTime.Before(cutoff) {
+				if !some && e.ModTime.Before(cutoff) {
 					*empty = append(*empty, e.Path)
 				}
 			}
@@ -355,6 +356,19 @@ func listBucketDirs(ctx context.Context, cf *table.Confine, dir string, levels i
 		out = append(out, sub...)
 	}
 	return out, nil
+}
+
+// errStop ends a listing early.
+var errStop = errors.New("stop listing")
+
+// hasEntries reports whether dir has any entry, listing no further than
+// the first.
+func hasEntries(ctx context.Context, cf *table.Confine, dir string) (bool, error) {
+	err := cf.ListEach(ctx, dir, func(fileio.FileInfo) error { return errStop })
+	if errors.Is(err, errStop) {
+		return true, nil
+	}
+	return false, err
 }
 
 // removeEmptyDirs removes the given bucket/partition directories if empty,
