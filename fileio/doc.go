@@ -11,7 +11,8 @@
 // which picks a store by path) in local.go; the S3 store in s3.go (config and
 // client: NewS3, ForWithS3Config), s3_read.go, s3_write.go, s3_exclusive.go
 // (WriteExclusive by conditional PUT, the commit point) and s3_list.go, with
-// its retry policy in retry.go; CheckInside (contain.go) keeps paths inside a
+// its retry policy in retry.go; ListEach (listeach.go) lists a directory one
+// entry at a time where the store can (local disks); CheckInside (contain.go) keeps paths inside a
 // root; DeleteAll and DeleteConcurrently (delete.go) delete many files. The
 // acceptance suite every store must pass is fileio/fileiotest.
 package fileio

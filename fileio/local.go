@@ -139,38 +139,75 @@ func (Local) WriteExclusive(ctx context.Context, path string, data []byte) error
 }
 
 func (Local) List(ctx context.Context, dir string) ([]FileInfo, error) {
-	if err := ctx.Err(); err != nil {
+	var out []FileInfo
+	n, err := listEach(ctx, dir, func(fi FileInfo) error {
+		out = append(out, fi)
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	ents, err := os.ReadDir(dir)
+	if out == nil && n >= 0 {
+		out = []FileInfo{} // an existing, empty directory
+	}
+	return out, nil
+}
+
+// ListEach is List one entry at a time: it holds the sorted names of dir,
+// not a FileInfo (with its path) for each, and describes each entry only
+// when it comes to it.
+func (Local) ListEach(ctx context.Context, dir string, fn func(FileInfo) error) error {
+	_, err := listEach(ctx, dir, fn)
+	return err
+}
+
+// listEach is ListEach; it also returns the number of names read, -1 when
+// dir does not exist.
+func listEach(ctx context.Context, dir string, fn func(FileInfo) error) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	d, err := os.Open(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+			return -1, nil
 		}
-		return nil, err
+		return 0, err
 	}
-	out := make([]FileInfo, 0, len(ents))
-	for _, e := range ents {
-		info, err := e.Info()
+	names, err := d.Readdirnames(-1)
+	_ = d.Close() // read-only: nothing to lose
+	if err != nil {
+		return 0, err
+	}
+	sort.Strings(names)
+	for i, name := range names {
+		if i%1024 == 1023 {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+		}
+		p := filepath.Join(dir, name)
+		// Lstat: a link is described, not followed.
+		info, err := os.Lstat(p)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue // deleted while listing
 			}
-			return nil, err
+			return 0, err
 		}
-		// ReadDir and Info use lstat: a link is described, not followed.
 		link := info.Mode()&fs.ModeSymlink != 0
-		out = append(out, FileInfo{
-			Path:      filepath.Join(dir, e.Name()),
-			Name:      e.Name(),
+		if err := fn(FileInfo{
+			Path:      p,
+			Name:      name,
 			Size:      info.Size(),
 			ModTime:   info.ModTime(),
 			IsDir:     !link && info.IsDir(),
 			IsSymlink: link,
-		})
+		}); err != nil {
+			return 0, err
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return len(names), nil
 }
 
 func (Local) Stat(ctx context.Context, path string) (FileInfo, error) {
@@ -286,6 +323,16 @@ func (f fileURLStore) List(ctx context.Context, dir string) ([]FileInfo, error) 
 		}
 	}
 	return infos, err
+}
+
+func (f fileURLStore) ListEach(ctx context.Context, dir string, fn func(FileInfo) error) error {
+	url := strings.HasPrefix(dir, "file://")
+	return f.Local.ListEach(ctx, stripFile(dir), func(fi FileInfo) error {
+		if url {
+			fi.Path = "file://" + fi.Path
+		}
+		return fn(fi)
+	})
 }
 
 func (f fileURLStore) Stat(ctx context.Context, path string) (FileInfo, error) {

@@ -109,6 +109,25 @@ func (o *observed) List(ctx context.Context, dir string) ([]FileInfo, error) {
 	return fi, err
 }
 
+// ListEach reports one list operation, failed only when the store failed:
+// an error of fn (a caller stopping early) is not the store's.
+func (o *observed) ListEach(ctx context.Context, dir string, fn func(FileInfo) error) error {
+	stopped := false
+	err := ListEach(ctx, o.fio, dir, func(fi FileInfo) error {
+		if err := fn(fi); err != nil {
+			stopped = true
+			return err
+		}
+		return nil
+	})
+	if stopped {
+		o.report(OpList, nil)
+	} else {
+		o.report(OpList, err)
+	}
+	return err
+}
+
 func (o *observed) Stat(ctx context.Context, path string) (FileInfo, error) {
 	fi, err := o.fio.Stat(ctx, path)
 	o.report(OpStat, err)

@@ -112,3 +112,31 @@ func TestObserveReportsEveryOperation(t *testing.T) {
 		t.Error("an observed store without a batch delete claims one")
 	}
 }
+
+// A streamed listing is one list operation; a caller stopping it early
+// (fn's error) is no store failure, a directory the store cannot list is.
+func TestObservedListEachReportsOnlyStoreFailures(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, n := range []string{"a", "b", "c"} {
+		if err := fileio.WriteFile(ctx, fileio.NewLocal(), dir+"/"+n, []byte(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ops []string
+	var errs []error
+	o := fileio.Observe(fileio.NewLocal(), func(op string, err error) {
+		ops = append(ops, op)
+		errs = append(errs, err)
+	})
+	stop := errors.New("stop")
+	if err := fileio.ListEach(ctx, o, dir, func(fileio.FileInfo) error { return stop }); !errors.Is(err, stop) {
+		t.Fatalf("ListEach = %v, want fn's error", err)
+	}
+	if err := fileio.ListEach(ctx, o, dir+"/a", func(fileio.FileInfo) error { return nil }); err == nil {
+		t.Fatal("listing a file: want an error")
+	}
+	if !slices.Equal(ops, []string{fileio.OpList, fileio.OpList}) || errs[0] != nil || errs[1] == nil {
+		t.Fatalf("reported %v %v, want a successful and a failed list", ops, errs)
+	}
+}

@@ -7,8 +7,14 @@
 // a listing and a set of referenced names; Run does the I/O in the order that
 // keeps concurrent commits safe: list first, then collect references.
 //
+// Run applies Select's rule file by file as it lists and keeps only the
+// candidates (old enough, recognised, inside the table), spooled to an
+// unlinked temporary file past 65,536, with a 64-bit hash of each name in
+// memory for the reference walk: its memory does not hold the table's
+// listing. A hash collision can only keep a file, never delete one.
+//
 // Where things are: Select and Cutoff (select.go) are the pure decision
 // over a listing; Run (run.go) lists the table, collects every reference
-// through table/reach and deletes; RunTable (table.go) runs it on a
-// *table.Table.
+// through table/reach and deletes; the candidate spool and the reference
+// set are in spool.go; RunTable (table.go) runs it on a *table.Table.
 package orphan

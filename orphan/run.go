@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -83,6 +84,12 @@ func (r *Report) bound() {
 // *table.DamagedError naming the table and the file, and nothing is
 // deleted. Any other listing or read error aborts the run too.
 // Files under data-file.external-paths are not scanned.
+//
+// Memory: Run keeps only the candidates of step 1 (old enough, recognised,
+// inside the table; past 65,536 in an unlinked temporary file) and a 64-bit
+// hash and a bit per candidate name, never the whole listing, and deletes
+// in batches of 4096, every batch after step 2 and after the confinement
+// check of every file.
 func Run(ctx context.Context, src reach.Source, o RunOptions) (Report, error) {
 	rep, err := run(ctx, src, o)
 	rep.bound()
@@ -127,20 +134,39 @@ func run(ctx context.Context, src reach.Source, o RunOptions) (Report, error) {
 			return rep, fmt.Errorf("orphan %s: %w", root, err)
 		}
 	}
-	var listings []Listing
+	dataRoot := root
+	if p := schema.Options["data-file.path-directory"]; p != "" {
+		dataRoot = fileio.Join(root, p)
+	}
+	// Only candidates are kept, in a spool that moves to disk past
+	// spillAfter: the listing of a large table is never held whole.
+	rl := newRule(SelectInput{
+		Root: root, Cutoff: cutoff,
+		DataFilePrefix: schema.Options["data-file.prefix"], ChangelogFilePrefix: schema.Options["changelog-file.prefix"],
+	})
+	cands := newSpool()
+	defer func() {
+		if err := cands.close(); err != nil {
+			slog.WarnContext(ctx, "orphan: release the spooled candidates", "table", root, "err", err)
+		}
+	}()
 	var emptyDirs []string
+	// A directory is listed one entry at a time (a bucket of an
+	// unpartitioned bucket = -1 table holds every data file of the table).
 	listDir := func(dir string, kind DirKind) error {
-		ents, err := cf.List(ctx, dir)
+		err := cf.ListEach(ctx, dir, func(e fileio.FileInfo) error {
+			if e.IsDir {
+				return nil
+			}
+			f := File{Path: e.Path, Name: e.Name, Size: e.Size, ModTime: e.ModTime}
+			if !rl.candidate(kind, f) {
+				return nil
+			}
+			return cands.add(f)
+		})
 		if err != nil {
 			return fmt.Errorf("orphan %s: %w", root, err)
 		}
-		l := Listing{Dir: dir, Kind: kind}
-		for _, e := range ents {
-			if !e.IsDir {
-				l.Files = append(l.Files, File{Path: e.Path, Name: e.Name, Size: e.Size, ModTime: e.ModTime})
-			}
-		}
-		listings = append(listings, l)
 		return nil
 	}
 	for _, d := range []struct {
@@ -158,10 +184,6 @@ func run(ctx context.Context, src reach.Source, o RunOptions) (Report, error) {
 			}
 		}
 	}
-	dataRoot := root
-	if p := schema.Options["data-file.path-directory"]; p != "" {
-		dataRoot = fileio.Join(root, p)
-	}
 	bucketDirs, err := listBucketDirs(ctx, cf, dataRoot, len(schema.PartitionKeys), &emptyDirs, cutoff)
 	if err != nil {
 		return rep, fmt.Errorf("orphan %s: %w", root, err)
@@ -171,26 +193,14 @@ func run(ctx context.Context, src reach.Source, o RunOptions) (Report, error) {
 			return rep, err
 		}
 	}
-	in := SelectInput{
-		Root: root, Listings: listings, Cutoff: cutoff,
-		DataFilePrefix: schema.Options["data-file.prefix"], ChangelogFilePrefix: schema.Options["changelog-file.prefix"],
-	}
-	candidates := Select(in)
-	if len(candidates) == 0 {
+	if cands.Len() == 0 {
 		return rep, nil
 	}
-	names := make(map[string]bool, len(candidates))
-	for _, f := range candidates {
-		names[f.Name] = true
-	}
 
-	// 2. Collect references, only of candidate names (bounded memory).
-	used := map[string]bool{}
-	reacher := &reach.Reacher{Src: src, Vanish: reach.Vanish{FS: fsys, Grace: o.VanishGrace}, TagChangelogs: true, Mark: func(name string) {
-		if names[name] {
-			used[name] = true
-		}
-	}}
+	// 2. Collect references, only of candidate names (bounded memory: a
+	// bit per candidate hash).
+	used := cands.refs()
+	reacher := &reach.Reacher{Src: src, Vanish: reach.Vanish{FS: fsys, Grace: o.VanishGrace}, TagChangelogs: true, Mark: used.mark}
 	for i, b := range branches {
 		roots, err := reach.KeptRoots(ctx, src, b, branchNames[i], 0)
 		if err != nil {
@@ -202,20 +212,41 @@ func run(ctx context.Context, src reach.Source, o RunOptions) (Report, error) {
 			}
 		}
 	}
+	slog.DebugContext(ctx, "orphan: references collected", "table", root, "candidates", cands.Len(),
+		"spilled", cands.f != nil, "referenced", used.count())
 
-	// 3. Delete.
-	in.Referenced = used
-	rep.Files = Select(in)
-	for _, f := range rep.Files {
+	// 3. Delete what is not referenced, reading the candidates back in
+	// listing order: first the report (count, bytes, the sample), then the
+	// confinement of every file, and only then the deletions, a batch at a
+	// time.
+	unreferenced := func(fn func(File) error) error {
+		return cands.each(func(f File) error {
+			if used.referenced(f.Name) {
+				return nil
+			}
+			return fn(f)
+		})
+	}
+	if err := unreferenced(func(f File) error {
+		rep.FileCount++
 		rep.Bytes += f.Size
+		if len(rep.Files) < SampleLimit {
+			rep.Files = append(rep.Files, f)
+		}
+		return nil
+	}); err != nil {
+		return rep, fmt.Errorf("orphan %s: %w", root, err)
 	}
 	// Each file must still resolve to its own place inside the table: a
 	// link that appeared since the listing is not followed out of it. All
 	// are checked before the first deletion.
-	for _, f := range rep.Files {
+	if err := unreferenced(func(f File) error {
 		if err := cf.Check(ctx, f.Path); err != nil && !errors.Is(err, fileio.ErrNotExist) {
-			return rep, fmt.Errorf("orphan %s: %w", root, err)
+			return fmt.Errorf("orphan %s: %w", root, err)
 		}
+		return nil
+	}); err != nil {
+		return rep, err
 	}
 	if o.DryRun {
 		return rep, nil
@@ -224,21 +255,33 @@ func run(ctx context.Context, src reach.Source, o RunOptions) (Report, error) {
 	if par <= 0 {
 		par = 8
 	}
-	paths := make([]string, len(rep.Files))
-	for i, f := range rep.Files {
-		paths[i] = f.Path
-	}
-	if err := fileio.DeleteConcurrently(ctx, fsys, paths, par); err != nil {
-		return rep, fmt.Errorf("orphan %s: %w", root, err)
-	}
 	dirs := map[string]bool{}
 	for _, d := range emptyDirs {
 		dirs[d] = true
 	}
-	for _, f := range rep.Files {
+	batch := make([]string, 0, min(deleteBatch, rep.FileCount))
+	flush := func() error {
+		err := fileio.DeleteConcurrently(ctx, fsys, batch, par)
+		batch = batch[:0]
+		if err != nil {
+			return fmt.Errorf("orphan %s: %w", root, err)
+		}
+		return nil
+	}
+	if err := unreferenced(func(f File) error {
 		if d := fileio.Dir(f.Path); strings.HasPrefix(fileio.Base(d), "bucket-") {
 			dirs[d] = true
 		}
+		batch = append(batch, f.Path)
+		if len(batch) < deleteBatch {
+			return nil
+		}
+		return flush()
+	}); err != nil {
+		return rep, err
+	}
+	if err := flush(); err != nil {
+		return rep, err
 	}
 	rep.Dirs, err = removeEmptyDirs(ctx, fsys, dataRoot, root, dirs)
 	return rep, err
@@ -286,11 +329,13 @@ func listBucketDirs(ctx context.Context, cf *table.Confine, dir string, levels i
 		if levels == 0 {
 			if strings.HasPrefix(e.Name, "bucket-") {
 				out = append(out, e.Path)
-				sub, err := cf.List(ctx, e.Path)
+				// Only whether it is empty: the caller lists it whole (and
+				// refuses links in it) before anything is deleted.
+				some, err := hasEntries(ctx, cf, e.Path)
 				if err != nil {
 					return nil, err
 				}
-				if len(sub) == 0 && e.ModTime.Before(cutoff) {
+				if !some && e.ModTime.Before(cutoff) {
 					*empty = append(*empty, e.Path)
 				}
 			}
@@ -311,6 +356,19 @@ func listBucketDirs(ctx context.Context, cf *table.Confine, dir string, levels i
 		out = append(out, sub...)
 	}
 	return out, nil
+}
+
+// errStop ends a listing early.
+var errStop = errors.New("stop listing")
+
+// hasEntries reports whether dir has any entry, listing no further than
+// the first.
+func hasEntries(ctx context.Context, cf *table.Confine, dir string) (bool, error) {
+	err := cf.ListEach(ctx, dir, func(fileio.FileInfo) error { return errStop })
+	if errors.Is(err, errStop) {
+		return true, nil
+	}
+	return false, err
 }
 
 // removeEmptyDirs removes the given bucket/partition directories if empty,

@@ -63,25 +63,41 @@ type SelectInput struct {
 // than the cutoff. Snapshot, changelog, hint, schema, tag and consumer files
 // are never selected: expiry and tag management own them.
 func Select(in SelectInput) []File {
-	dataPrefix := or(in.DataFilePrefix, "data-")
-	clPrefix := or(in.ChangelogFilePrefix, "changelog-")
-	root := strings.TrimRight(in.Root, "/") + "/"
+	r := newRule(in)
 	var out []File
 	for _, l := range in.Listings {
 		for _, f := range l.Files {
-			if !strings.HasPrefix(f.Path, root) || f.Name == "" || f.Name != baseName(f.Path) {
-				continue
+			if r.candidate(l.Kind, f) && !in.Referenced[f.Name] {
+				out = append(out, f)
 			}
-			if !f.ModTime.Before(in.Cutoff) || in.Referenced[f.Name] {
-				continue
-			}
-			if !Recognised(l.Kind, f.Name, dataPrefix, clPrefix) {
-				continue
-			}
-			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// rule is Select's decision for one file, references aside: Run applies it
+// to each file as it lists, so that only candidates are kept, never the
+// whole listing.
+type rule struct {
+	root                 string // the table root with a trailing '/'
+	cutoff               time.Time
+	dataPrefix, clPrefix string
+}
+
+func newRule(in SelectInput) rule {
+	return rule{
+		root:   strings.TrimRight(in.Root, "/") + "/",
+		cutoff: in.Cutoff, dataPrefix: or(in.DataFilePrefix, "data-"), clPrefix: or(in.ChangelogFilePrefix, "changelog-"),
+	}
+}
+
+// candidate reports whether f, listed in a directory of the given kind, is
+// deletable unless something references its name.
+func (r rule) candidate(kind DirKind, f File) bool {
+	if !strings.HasPrefix(f.Path, r.root) || f.Name == "" || f.Name != baseName(f.Path) {
+		return false
+	}
+	return f.ModTime.Before(r.cutoff) && Recognised(kind, f.Name, r.dataPrefix, r.clPrefix)
 }
 
 // Recognised reports whether name is a file Paimon writes in a directory of

@@ -78,6 +78,17 @@ func TestOrphanRefusesSymlinksInTheTable(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		// Directories are listed one entry at a time: the orphan listed
+		// before the link is already a candidate when the link stops the
+		// run, and must not be deleted either.
+		{"a linked data file listed after an orphan of its directory", "f1=10/bucket-0/data-ffffffff-dead-beef-0000-000000000000-0.parquet", func(t *testing.T, root, outside string) {
+			plant(t, filepath.Join(root, "f1=10/bucket-0/data-00000000-0000-beef-0000-000000000000-0.parquet"), old)
+			victim := filepath.Join(outside, "victim.parquet")
+			plant(t, victim, old)
+			if err := os.Symlink(victim, filepath.Join(root, "f1=10/bucket-0/data-ffffffff-dead-beef-0000-000000000000-0.parquet")); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{"a link in the branch directory", "branch/branch-x", func(t *testing.T, root, outside string) {
 			linkTo(t, root, "branch/branch-x", outside, "schema/schema-0")
 		}},

@@ -54,6 +54,37 @@ func (c *Confine) List(ctx context.Context, dir string) ([]fileio.FileInfo, erro
 	return ents, nil
 }
 
+// ListEach is List one entry at a time (fileio.ListEach): fn sees the
+// entries of dir in order, dir is checked before the first of them, and a
+// symbolic link stops the listing with a *DamagedError before fn sees it.
+// Unlike List, fn may have seen earlier entries when the listing fails: a
+// caller acts on none of them before ListEach returned nil. fn's error is
+// returned unchanged.
+func (c *Confine) ListEach(ctx context.Context, dir string, fn func(fileio.FileInfo) error) error {
+	checked, inner := false, false
+	err := fileio.ListEach(ctx, c.FS, dir, func(e fileio.FileInfo) error {
+		inner = true
+		if !checked {
+			if err := c.Check(ctx, dir); err != nil {
+				return err
+			}
+			checked = true
+		}
+		if e.IsSymlink {
+			return &DamagedError{Table: c.Root, File: e.Path, Err: errSymlink}
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+		inner = false
+		return nil
+	})
+	if err != nil && !inner {
+		return fmt.Errorf("list %s: %w", dir, err)
+	}
+	return err
+}
+
 // Check verifies that p, a path under the table root, resolves to the same
 // place under the root's real path: no component between the root and p
 // (p included) is a symbolic link. A missing p gives an error wrapping

@@ -10,6 +10,7 @@
 //	compactd-bench floor  -warehouse W -table db.t
 //	compactd-bench genexpire -warehouse W -table db.t -snapshots S -files F
 //	compactd-bench genplan -warehouse W -table db.t -buckets B -files F
+//	compactd-bench genorphan -warehouse W -table db.t -buckets B -files F -orphans O
 //	compactd-bench plan   -warehouse W -table db.t [-n 3]
 //	compactd-bench compact -warehouse W -table db.t [-full=false] [-cpuprofile F] [-memprofile F]
 //	compactd-bench upload -src DIR -dst s3://bucket/prefix
@@ -45,7 +46,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: compactd-bench gen|genupdates|setoptions|floor|genexpire|genplan|plan|upload|run [flags]")
+		return errors.New("usage: compactd-bench gen|genupdates|setoptions|floor|genexpire|genplan|genorphan|plan|upload|run [flags]")
 	}
 	verb, args := args[0], args[1:]
 	fl := flag.NewFlagSet(verb, flag.ContinueOnError)
@@ -156,6 +157,19 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		_, err = genPlan(ctx, *warehouse, db, tbl, *buckets, *files)
+		return err
+	case "genorphan":
+		buckets := fl.Int("buckets", 100, "buckets")
+		files := fl.Int("files", 1000, "referenced data files per bucket")
+		orphans := fl.Int("orphans", 10, "unreferenced data files per bucket")
+		if err := fl.Parse(args); err != nil {
+			return err
+		}
+		db, tbl, err := split()
+		if err != nil {
+			return err
+		}
+		_, err = genOrphan(ctx, *warehouse, db, tbl, *buckets, *files, *orphans)
 		return err
 	case "plan":
 		n := fl.Int("n", 3, "repetitions")

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/compactd/compactd/fileio"
@@ -212,6 +214,110 @@ func genPlan(ctx context.Context, warehouse, db, name string, buckets, filesPerB
 		return nil, err
 	}
 	if err := writeSnapshot(ctx, t, 1, table.CommitAppend, base, delta, baseSize, deltaSize, int64(len(entries))*1000, int64(len(entries))*1000, now); err != nil {
+		return nil, err
+	}
+	if err := t.WriteEarliestHint(ctx, 1); err != nil {
+		return nil, err
+	}
+	return t, t.WriteLatestHint(ctx, 1)
+}
+
+// genOrphan builds a one-snapshot table of `buckets` buckets holding
+// filesPerBucket referenced data files and orphansPerBucket unreferenced
+// ones each, all empty files on the local disk modified two days ago, so
+// that `compactd orphan` with its default --older-than lists every file as
+// old and must check each against the references. The entries are split
+// into manifests of 10,000 (Paimon's manifest.target-file-size keeps
+// manifests small too): the run's memory is the listing's, not one giant
+// manifest's.
+func genOrphan(ctx context.Context, warehouse, db, name string, buckets, filesPerBucket, orphansPerBucket int) (*table.Table, error) {
+	t, err := metaTable(ctx, warehouse, db, name, buckets, nil)
+	if err != nil {
+		return nil, err
+	}
+	p := t.Paths()
+	codec, err := t.MetadataFormat()
+	if err != nil {
+		return nil, err
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	created := old.UnixMilli()
+	touch := func(path string) error {
+		if err := os.WriteFile(path, nil, 0o644); err != nil {
+			return fmt.Errorf("create %s: %w", path, err)
+		}
+		return os.Chtimes(path, old, old)
+	}
+	var metas []manifest.ListEntry
+	var entries []manifest.Entry
+	flush := func() error {
+		if len(entries) == 0 {
+			return nil
+		}
+		name := p.NewManifestFileName()
+		size, err := manifest.Write(ctx, t.FileIO(), p.ManifestPath(name), entries, codec)
+		if err != nil {
+			return err
+		}
+		m, err := table.NewManifestListEntry(name, size, entries, nil, 0)
+		if err != nil {
+			return err
+		}
+		metas = append(metas, m)
+		entries = entries[:0]
+		return nil
+	}
+	var seq int64
+	for b := 0; b < buckets; b++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		dir := ""
+		for k := 0; k < filesPerBucket+orphansPerBucket; k++ {
+			f, err := fakeFile(t, 1, seq, seq+99, seq, seq+99, 100, 0, created)
+			if err != nil {
+				return nil, err
+			}
+			seq += 100
+			path, err := p.DataFilePath(table.EmptyBinaryRow(), int32(b), &f)
+			if err != nil {
+				return nil, err
+			}
+			if dir == "" {
+				dir = filepath.Dir(path)
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return nil, err
+				}
+			}
+			if err := touch(path); err != nil {
+				return nil, err
+			}
+			if k >= filesPerBucket {
+				continue // an orphan: on disk, in no manifest
+			}
+			entries = append(entries, manifest.Entry{Kind: manifest.FileKindAdd, Partition: table.EmptyBinaryRow(),
+				Bucket: int32(b), TotalBuckets: int32(buckets), File: f})
+			if len(entries) == 10_000 {
+				if err := flush(); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	delta := p.NewManifestListName()
+	deltaSize, err := manifest.WriteList(ctx, t.FileIO(), p.ManifestPath(delta), metas, codec)
+	if err != nil {
+		return nil, err
+	}
+	base, baseSize, err := writeManifests(ctx, t, nil)
+	if err != nil {
+		return nil, err
+	}
+	rows := int64(buckets*filesPerBucket) * 100
+	if err := writeSnapshot(ctx, t, 1, table.CommitAppend, base, delta, baseSize, deltaSize, rows, rows, created); err != nil {
 		return nil, err
 	}
 	if err := t.WriteEarliestHint(ctx, 1); err != nil {

@@ -63,6 +63,7 @@ func RunWithOptions(t *testing.T, newStore func(t *testing.T) (fileio.FileIO, st
 		{"of racing WriteExclusive calls exactly one wins", testWriteExclusiveRace},
 		{"List returns files and directories sorted", testListEntries},
 		{"List of a missing directory is empty", testListMissing},
+		{"ListEach gives List's entries in order and stops at fn's error", testListEach},
 		{"List pages through many files and DeleteMany removes them", testManyFiles},
 		{"Stat reports size and the store's modification time", testStat},
 		{"missing files give ErrNotExist and deleting them is fine", testMissing},
@@ -487,6 +488,53 @@ func testListEntries(t *testing.T, fio fileio.FileIO, root string, _ Options) {
 	}
 	if len(sub) != 2 || sub[0].Name != "data-1.parquet" || sub[1].Name != "sub" || !sub[1].IsDir {
 		t.Fatalf("List(%s) = %+v", ents[2].Path, sub)
+	}
+}
+
+func testListEach(t *testing.T, fio fileio.FileIO, root string, _ Options) {
+	ctx := ctxFor(t)
+	dir := fileio.Join(root, "t")
+	for _, p := range []string{"bucket-0/data-1.parquet", "b", "a", "README", "c/d"} {
+		mustWrite(t, ctx, fio, fileio.Join(dir, p), []byte(p))
+	}
+	want, err := fio.List(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []fileio.FileIO{fio, fileio.Observe(fio, func(string, error) {})} {
+		var got []fileio.FileInfo
+		if err := fileio.ListEach(ctx, f, dir, func(fi fileio.FileInfo) error {
+			got = append(got, fi)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("ListEach gave %d entries, List %d", len(got), len(want))
+		}
+		for i := range got {
+			if got[i].Path != want[i].Path || got[i].Name != want[i].Name || got[i].IsDir != want[i].IsDir ||
+				got[i].Size != want[i].Size || !got[i].ModTime.Equal(want[i].ModTime) || got[i].IsSymlink != want[i].IsSymlink {
+				t.Fatalf("entry %d: ListEach %+v, List %+v", i, got[i], want[i])
+			}
+		}
+		stop := errors.New("stop")
+		n := 0
+		err := fileio.ListEach(ctx, f, dir, func(fileio.FileInfo) error {
+			n++
+			if n == 2 {
+				return stop
+			}
+			return nil
+		})
+		if !errors.Is(err, stop) || n != 2 {
+			t.Fatalf("ListEach after fn failed on entry 2: %d calls, %v", n, err)
+		}
+		if err := fileio.ListEach(ctx, f, fileio.Join(root, "no", "such"), func(fi fileio.FileInfo) error {
+			return fmt.Errorf("entry %s in a missing directory", fi.Path)
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
