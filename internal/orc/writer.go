@@ -551,6 +551,13 @@ func (w *Writer) add(c *colWriter, v any) error {
 	return nil
 }
 
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func toInt64(v any) (int64, bool) {
 	switch x := v.(type) {
 	case int64:
@@ -610,9 +617,15 @@ func (w *Writer) EstimatedSize() int64 { return int64(w.off) + w.buffered }
 // the group's start.
 type stream struct {
 	col, kind int
-	data      []byte
+	data      []byte     // uncompressed bytes not compressed yet
+	off       uint64     // uncompressed bytes before data
+	z         []byte     // compressed chunks (spill)
+	starts    []uint64   // compressed offset of each chunk
 	marks     [][]uint64 // per group: [uncompressed offset, RLE positions...]
 }
+
+// at is the uncompressed offset of the next byte appended to s.data.
+func (s *stream) at() uint64 { return s.off + uint64(len(s.data)) }
 
 type stripeEnc struct {
 	streams []*stream
@@ -654,6 +667,11 @@ func (w *Writer) flushStripe() error {
 			se.streams = append(se.streams, c.ps)
 		}
 		se.streams = append(se.streams, c.streams...)
+		for _, s := range se.streams[len(se.streams)-len(c.streams)-btoi(c.ps != nil):] {
+			if err := w.comp.spill(s, true); err != nil {
+				return fmt.Errorf("orc writer: %w", err)
+			}
+		}
 		se.encs[c.id] = c.enc
 	}
 	// Compress every stream and translate its marks into positions.
@@ -663,10 +681,7 @@ func (w *Writer) flushStripe() error {
 	}
 	outs := make([]out, len(se.streams))
 	for i, s := range se.streams {
-		z, starts, err := w.comp.compress(s.data)
-		if err != nil {
-			return fmt.Errorf("orc writer: %w", err)
-		}
+		z, starts := s.z, s.starts
 		outs[i] = out{s, z}
 		for g, m := range s.marks {
 			p := w.comp.position(nil, starts, len(z), m[0])
@@ -793,6 +808,11 @@ func (w *Writer) endGroup(c *colWriter) error {
 	if err := w.encodeGroups(c, []int{0, c.n - c.base}, false); err != nil {
 		return err
 	}
+	for _, s := range c.streams {
+		if err := w.comp.spill(s, false); err != nil {
+			return err
+		}
+	}
 	// String bounds of the group point into the arena, reused below.
 	st := w.groupStats(c)
 	st.smin, st.smax = bytes.Clone(st.smin), bytes.Clone(st.smax)
@@ -884,7 +904,7 @@ func (w *Writer) encodeGroups(c *colWriter, bounds []int, final bool) error {
 	case Byte:
 		s := c.stream(0, streamData)
 		for g := 0; g < ng; g++ {
-			s.marks = append(s.marks, []uint64{uint64(len(s.data)), 0})
+			s.marks = append(s.marks, []uint64{s.at(), 0})
 			vals := make([]byte, 0, vb[g+1]-vb[g])
 			for _, x := range c.ints[vb[g]:vb[g+1]] {
 				vals = append(vals, byte(int8(x)))
@@ -898,7 +918,7 @@ func (w *Writer) encodeGroups(c *colWriter, bounds []int, final bool) error {
 	case Float, Double:
 		s := c.stream(0, streamData)
 		for g := 0; g < ng; g++ {
-			s.marks = append(s.marks, []uint64{uint64(len(s.data))})
+			s.marks = append(s.marks, []uint64{s.at()})
 			for _, x := range c.floats[vb[g]:vb[g+1]] {
 				if c.t.Kind == Float {
 					s.data = binary.LittleEndian.AppendUint32(s.data, math.Float32bits(float32(x)))
@@ -938,7 +958,7 @@ func (w *Writer) encodeGroups(c *colWriter, bounds []int, final bool) error {
 		enc = pb(nil).uint(1, encDirectV2)
 		ds := c.stream(0, streamData)
 		for g := 0; g < ng; g++ {
-			ds.marks = append(ds.marks, []uint64{uint64(len(ds.data) + offs[vb[g]])})
+			ds.marks = append(ds.marks, []uint64{ds.at() + uint64(offs[vb[g]])})
 		}
 		ds.data = append(ds.data, c.arena...)
 		intGroups(c.stream(1, streamLength), c.lens, vb, false)
@@ -950,7 +970,7 @@ func (w *Writer) encodeGroups(c *colWriter, bounds []int, final bool) error {
 			n = len(c.ints)
 		}
 		for g := 0; g < ng; g++ {
-			ds.marks = append(ds.marks, []uint64{uint64(len(ds.data))})
+			ds.marks = append(ds.marks, []uint64{ds.at()})
 			if dec64(c.t) {
 				// |x| < 10^18 < 2^62: zigzag cannot overflow.
 				for _, x := range c.ints[vb[g]:vb[g+1]] {
@@ -1000,7 +1020,7 @@ func (w *Writer) encodeGroups(c *colWriter, bounds []int, final bool) error {
 // group's start.
 func intGroups(s *stream, vals []int64, vb []int, signed bool) {
 	for g := 0; g+1 < len(vb); g++ {
-		s.marks = append(s.marks, []uint64{uint64(len(s.data)), 0})
+		s.marks = append(s.marks, []uint64{s.at(), 0})
 		s.data = encodeIntV2(s.data, vals[vb[g]:vb[g+1]], signed)
 	}
 }
