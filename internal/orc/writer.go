@@ -632,12 +632,6 @@ type stripeEnc struct {
 	encs    []pb
 }
 
-func (se *stripeEnc) add(col, kind int) *stream {
-	s := &stream{col: col, kind: kind}
-	se.streams = append(se.streams, s)
-	return s
-}
-
 // groupBounds returns, for a column, the entry index at the start of each
 // row group and the end.
 func (c *colWriter) groupBounds() []int {
@@ -857,10 +851,13 @@ func (c *colWriter) stream(i, kind int) *stream {
 	return c.streams[i]
 }
 
-// encodeColumn encodes c's streams group by group, marking each group's
-// start in every stream that has row index positions. flushStripe turns
-// the marks into positions in stream order, which is the order Java's
-// readers seek in: PRESENT, then the data streams as added here.
+// encodeGroups appends the buffered groups of c (bounds: entry index in
+// the buffered values at each group's start, and the end) to c's streams,
+// marking each group's start in every stream that has row index
+// positions; final ends the stripe (boolean streams flush their partial
+// byte). flushStripe turns the marks into positions in stream order, which
+// is the order Java's readers seek in: PRESENT, then the data streams as
+// added here.
 func (w *Writer) encodeGroups(c *colWriter, bounds []int, final bool) error {
 	ng := len(bounds) - 1
 	enc := pb(nil).uint(1, encDirect)
