@@ -344,23 +344,56 @@ func (c *compressor) compress(data []byte) ([]byte, []uint64, error) {
 	var out []byte
 	var starts []uint64
 	for off := 0; off < len(data); off += c.block {
-		chunk := data[off:min(off+c.block, len(data))]
 		starts = append(starts, uint64(len(out)))
-		z, err := c.chunk(chunk)
-		if err != nil {
+		var err error
+		if out, err = c.appendChunk(out, data[off:min(off+c.block, len(data))]); err != nil {
 			return nil, nil, err
 		}
-		if len(z) >= len(chunk) {
-			h := uint32(len(chunk))<<1 | 1
-			out = append(out, byte(h), byte(h>>8), byte(h>>16))
-			out = append(out, chunk...)
-			continue
-		}
-		h := uint32(len(z)) << 1
-		out = append(out, byte(h), byte(h>>8), byte(h>>16))
-		out = append(out, z...)
 	}
 	return out, starts, nil
+}
+
+// appendChunk appends chunk (at most c.block bytes) compressed, with its
+// header, or as is when compressing does not make it smaller.
+func (c *compressor) appendChunk(out, chunk []byte) ([]byte, error) {
+	z, err := c.chunk(chunk)
+	if err != nil {
+		return nil, err
+	}
+	if len(z) >= len(chunk) {
+		h := uint32(len(chunk))<<1 | 1
+		out = append(out, byte(h), byte(h>>8), byte(h>>16))
+		return append(out, chunk...), nil
+	}
+	h := uint32(len(z)) << 1
+	out = append(out, byte(h), byte(h>>8), byte(h>>16))
+	return append(out, z...), nil
+}
+
+// spill compresses the full chunks of s's pending bytes (and with final
+// the tail): chunks start at the same uncompressed offsets as when the
+// whole stream is compressed at once, so the bytes and positions are the
+// same while only compressed bytes and less than a chunk stay pending.
+func (c *compressor) spill(s *stream, final bool) error {
+	if c.kind == CompressionNone {
+		if final {
+			s.z = s.data
+		}
+		return nil
+	}
+	i := 0
+	for len(s.data)-i >= c.block || (final && i < len(s.data)) {
+		end := min(i+c.block, len(s.data))
+		s.starts = append(s.starts, uint64(len(s.z)))
+		var err error
+		if s.z, err = c.appendChunk(s.z, s.data[i:end]); err != nil {
+			return err
+		}
+		i = end
+	}
+	s.off += uint64(i)
+	s.data = s.data[:copy(s.data, s.data[i:])]
+	return nil
 }
 
 func (c *compressor) chunk(b []byte) ([]byte, error) {

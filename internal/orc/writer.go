@@ -184,6 +184,19 @@ type colWriter struct {
 	marks    []int // entries at the start of each row group after the first
 	file     *colStats
 	groups   []*colStats
+	// A column whose encoding is known at the end of the stripe's first
+	// row group (all but dictionary-candidate strings) is encoded group by
+	// group as the groups end (streaming), its raw values dropped: the
+	// stripe is then held as RLE bytes, not values. The others stay
+	// buffered and are encoded whole at the stripe's end.
+	decided   bool
+	streaming bool
+	base      int   // entries of the stripe already encoded
+	encN      []int // entries of each encoded group
+	ps        *stream
+	pe, be    boolEncoder // PRESENT and BOOLEAN data, partial bytes carried across groups
+	streams   []*stream   // data streams in Java's order
+	enc       pb
 }
 
 func (w *Writer) groupStats(c *colWriter) *colStats { return c.groups[len(c.groups)-1] }
@@ -216,6 +229,10 @@ func (w *Writer) BeginRow() error {
 	}
 	if w.opts.RowIndexStride > 0 && w.rows > 0 && w.rows%uint64(w.opts.RowIndexStride) == 0 {
 		for _, c := range w.cols {
+			if err := w.endGroup(c); err != nil {
+				w.err = fmt.Errorf("orc writer: column %d: %w", c.id, err)
+				return w.err
+			}
 			c.marks = append(c.marks, c.n)
 			c.groups = append(c.groups, newColStats(c.t))
 		}
@@ -351,7 +368,19 @@ func (w *Writer) addNull(c *colWriter) {
 	if !c.hasNull {
 		c.hasNull = true
 		c.present = slices.Grow(c.present, c.n)
-		for len(c.present) < c.n-1 {
+		if len(c.encN) > 0 {
+			// Groups already encoded had no null: their PRESENT bits are
+			// all set, marked per group as encodeGroups would have.
+			c.ps = &stream{col: c.id, kind: streamPresent}
+			for _, n := range c.encN {
+				u, bitsUsed := c.pe.mark()
+				c.ps.marks = append(c.ps.marks, []uint64{u, 0, bitsUsed})
+				for range n {
+					c.pe.add(true)
+				}
+			}
+		}
+		for len(c.present) < c.n-c.base-1 {
 			c.present = append(c.present, true)
 		}
 	}
@@ -522,6 +551,13 @@ func (w *Writer) add(c *colWriter, v any) error {
 	return nil
 }
 
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func toInt64(v any) (int64, bool) {
 	switch x := v.(type) {
 	case int64:
@@ -581,19 +617,19 @@ func (w *Writer) EstimatedSize() int64 { return int64(w.off) + w.buffered }
 // the group's start.
 type stream struct {
 	col, kind int
-	data      []byte
+	data      []byte     // uncompressed bytes not compressed yet
+	off       uint64     // uncompressed bytes before data
+	z         []byte     // compressed chunks (spill)
+	starts    []uint64   // compressed offset of each chunk
 	marks     [][]uint64 // per group: [uncompressed offset, RLE positions...]
 }
+
+// at is the uncompressed offset of the next byte appended to s.data.
+func (s *stream) at() uint64 { return s.off + uint64(len(s.data)) }
 
 type stripeEnc struct {
 	streams []*stream
 	encs    []pb
-}
-
-func (se *stripeEnc) add(col, kind int) *stream {
-	s := &stream{col: col, kind: kind}
-	se.streams = append(se.streams, s)
-	return s
 }
 
 // groupBounds returns, for a column, the entry index at the start of each
@@ -610,11 +646,27 @@ func (w *Writer) flushStripe() error {
 	se := &stripeEnc{encs: make([]pb, len(w.cols))}
 	positions := make([][][]uint64, len(w.cols)) // col -> group -> positions
 	for _, c := range w.cols {
-		pos, err := w.encodeColumn(se, c)
-		if err != nil {
+		bounds := c.groupBounds()
+		if c.streaming {
+			bounds = []int{0, c.n - c.base}
+		}
+		if err := w.encodeGroups(c, bounds, true); err != nil {
 			return fmt.Errorf("orc writer: column %d: %w", c.id, err)
 		}
-		positions[c.id] = pos
+		for len(c.groups) < len(c.encN)+len(bounds)-1 {
+			c.groups = append(c.groups, newColStats(c.t))
+		}
+		positions[c.id] = make([][]uint64, len(c.encN)+len(bounds)-1)
+		if c.ps != nil {
+			se.streams = append(se.streams, c.ps)
+		}
+		se.streams = append(se.streams, c.streams...)
+		for _, s := range se.streams[len(se.streams)-len(c.streams)-btoi(c.ps != nil):] {
+			if err := w.comp.spill(s, true); err != nil {
+				return fmt.Errorf("orc writer: %w", err)
+			}
+		}
+		se.encs[c.id] = c.enc
 	}
 	// Compress every stream and translate its marks into positions.
 	type out struct {
@@ -623,10 +675,7 @@ func (w *Writer) flushStripe() error {
 	}
 	outs := make([]out, len(se.streams))
 	for i, s := range se.streams {
-		z, starts, err := w.comp.compress(s.data)
-		if err != nil {
-			return fmt.Errorf("orc writer: %w", err)
-		}
+		z, starts := s.z, s.starts
 		outs[i] = out{s, z}
 		for g, m := range s.marks {
 			p := w.comp.position(nil, starts, len(z), m[0])
@@ -700,7 +749,7 @@ func (w *Writer) flushStripe() error {
 		// empty every stripe was a seventh of a compaction's CPU in copies.
 		*c = colWriter{id: c.id, t: c.t, children: c.children, file: c.file, groups: []*colStats{newColStats(c.t)},
 			present: c.present[:0], ints: c.ints[:0], floats: c.floats[:0], arena: c.arena[:0], lens: c.lens[:0],
-			decs: clearDecs(c.decs), secs: c.secs[:0], nanos: c.nanos[:0], marks: c.marks[:0]}
+			decs: clearDecs(c.decs), secs: c.secs[:0], nanos: c.nanos[:0], marks: c.marks[:0], encN: c.encN[:0]}
 	}
 	w.stripeSt = append(w.stripeSt, sst)
 	w.rows, w.buffered = 0, 0
@@ -739,23 +788,86 @@ func (w *Writer) put(b []byte) error {
 	return nil
 }
 
-// encodeColumn encodes c's streams group by group, marking each group's
-// start in every stream that has row index positions. flushStripe turns
-// the marks into positions in stream order, which is the order Java's
-// readers seek in: PRESENT, then the data streams as added here.
-func (w *Writer) encodeColumn(se *stripeEnc, c *colWriter) ([][]uint64, error) {
-	bounds := c.groupBounds()
-	ng := len(bounds) - 1
-	for len(c.groups) < ng {
-		c.groups = append(c.groups, newColStats(c.t))
+// endGroup is called as a row group of the stripe ends: at the first,
+// it decides which columns stream (see colWriter); a streaming column's
+// group is encoded and its values dropped.
+func (w *Writer) endGroup(c *colWriter) error {
+	if !c.decided {
+		c.decided = true
+		c.streaming = w.knownEncoding(c)
 	}
-	pos := make([][]uint64, ng)
+	if !c.streaming {
+		return nil
+	}
+	if err := w.encodeGroups(c, []int{0, c.n - c.base}, false); err != nil {
+		return err
+	}
+	for _, s := range c.streams {
+		if err := w.comp.spill(s, false); err != nil {
+			return err
+		}
+	}
+	// String bounds of the group point into the arena, reused below.
+	st := w.groupStats(c)
+	st.smin, st.smax = bytes.Clone(st.smin), bytes.Clone(st.smax)
+	c.encN = append(c.encN, c.n-c.base)
+	c.base = c.n
+	c.present, c.ints, c.floats, c.arena, c.lens = c.present[:0], c.ints[:0], c.floats[:0], c.arena[:0], c.lens[:0]
+	c.decs, c.secs, c.nanos = clearDecs(c.decs), c.secs[:0], c.nanos[:0]
+	return nil
+}
+
+// knownEncoding reports, at the end of the stripe's first row group,
+// whether c's encoding is already what the stripe's end would choose:
+// every column but a string one that Java's rule (dictionary(), decided
+// on the first row group) keeps a dictionary candidate.
+func (w *Writer) knownEncoding(c *colWriter) bool {
+	switch c.t.Kind {
+	case String, Varchar, Char:
+	default:
+		return true
+	}
+	if w.ratio <= 0 {
+		return true
+	}
+	early := len(c.lens)
+	if early == 0 {
+		return false
+	}
+	seen := make(map[string]struct{}, min(early, 1<<12))
+	off := 0
+	for _, l := range c.lens {
+		seen[string(c.arena[off:off+int(l)])] = struct{}{}
+		off += int(l)
+	}
+	return float64(float32(len(seen))/float32(early)) > w.ratio
+}
+
+// stream returns c's i-th data stream, added with kind if new.
+func (c *colWriter) stream(i, kind int) *stream {
+	for len(c.streams) <= i {
+		c.streams = append(c.streams, &stream{col: c.id, kind: kind})
+	}
+	return c.streams[i]
+}
+
+// encodeGroups appends the buffered groups of c (bounds: entry index in
+// the buffered values at each group's start, and the end) to c's streams,
+// marking each group's start in every stream that has row index
+// positions; final ends the stripe (boolean streams flush their partial
+// byte). flushStripe turns the marks into positions in stream order, which
+// is the order Java's readers seek in: PRESENT, then the data streams as
+// added here.
+func (w *Writer) encodeGroups(c *colWriter, bounds []int, final bool) error {
+	ng := len(bounds) - 1
 	enc := pb(nil).uint(1, encDirect)
 	// vb[g]: the number of non-null entries before group g.
 	vb := make([]int, len(bounds))
 	if c.hasNull {
-		ps := se.add(c.id, streamPresent)
-		var be boolEncoder
+		if c.ps == nil {
+			c.ps = &stream{col: c.id, kind: streamPresent}
+		}
+		ps, be := c.ps, &c.pe
 		k, v := 0, 0
 		for g := 0; g < ng; g++ {
 			u, bitsUsed := be.mark()
@@ -769,15 +881,13 @@ func (w *Writer) encodeColumn(se *stripeEnc, c *colWriter) ([][]uint64, error) {
 			}
 		}
 		vb[ng] = v
-		ps.data = be.finish()
 	} else {
 		copy(vb, bounds)
 	}
 	switch c.t.Kind {
 	case Struct:
 	case Boolean:
-		s := se.add(c.id, streamData)
-		var be boolEncoder
+		s, be := c.stream(0, streamData), &c.be
 		for g := 0; g < ng; g++ {
 			be.mark()
 			s.marks = append(s.marks, []uint64{uint64(len(be.buf)), 0, uint64(be.nbits)})
@@ -785,11 +895,13 @@ func (w *Writer) encodeColumn(se *stripeEnc, c *colWriter) ([][]uint64, error) {
 				be.add(x != 0)
 			}
 		}
-		s.data = be.finish()
+		if final {
+			s.data = be.finish()
+		}
 	case Byte:
-		s := se.add(c.id, streamData)
+		s := c.stream(0, streamData)
 		for g := 0; g < ng; g++ {
-			s.marks = append(s.marks, []uint64{uint64(len(s.data)), 0})
+			s.marks = append(s.marks, []uint64{s.at(), 0})
 			vals := make([]byte, 0, vb[g+1]-vb[g])
 			for _, x := range c.ints[vb[g]:vb[g+1]] {
 				vals = append(vals, byte(int8(x)))
@@ -798,12 +910,12 @@ func (w *Writer) encodeColumn(se *stripeEnc, c *colWriter) ([][]uint64, error) {
 		}
 	case Short, Int, Long, Date:
 		enc = pb(nil).uint(1, encDirectV2)
-		s := se.add(c.id, streamData)
+		s := c.stream(0, streamData)
 		intGroups(s, c.ints, vb, true)
 	case Float, Double:
-		s := se.add(c.id, streamData)
+		s := c.stream(0, streamData)
 		for g := 0; g < ng; g++ {
-			s.marks = append(s.marks, []uint64{uint64(len(s.data))})
+			s.marks = append(s.marks, []uint64{s.at()})
 			for _, x := range c.floats[vb[g]:vb[g+1]] {
 				if c.t.Kind == Float {
 					s.data = binary.LittleEndian.AppendUint32(s.data, math.Float32bits(float32(x)))
@@ -818,7 +930,7 @@ func (w *Writer) encodeColumn(se *stripeEnc, c *colWriter) ([][]uint64, error) {
 			offs[i+1] = offs[i] + int(l)
 		}
 		val := func(i int) []byte { return c.arena[offs[i]:offs[i+1]] }
-		if c.t.Kind != Binary && w.ratio > 0 {
+		if c.t.Kind != Binary && w.ratio > 0 && !c.streaming {
 			// Java decides at the first row index entry when the stripe
 			// has more than one row group (orc.dictionary.early.check).
 			early := len(c.lens)
@@ -827,7 +939,7 @@ func (w *Writer) encodeColumn(se *stripeEnc, c *colWriter) ([][]uint64, error) {
 			}
 			if dict, idx, ok := w.dictionary(c, val, early); ok {
 				enc = pb(nil).uint(1, encDictionaryV2).uint(2, uint64(len(dict)))
-				s := se.add(c.id, streamData)
+				s := c.stream(0, streamData)
 				intGroups(s, idx, vb, false)
 				var dd []byte
 				dl := make([]int64, len(dict))
@@ -835,27 +947,27 @@ func (w *Writer) encodeColumn(se *stripeEnc, c *colWriter) ([][]uint64, error) {
 					dd = append(dd, d...)
 					dl[i] = int64(len(d))
 				}
-				se.add(c.id, streamDictData).data = dd
-				se.add(c.id, streamLength).data = encodeIntV2(nil, dl, false)
+				c.stream(1, streamDictData).data = dd
+				c.stream(2, streamLength).data = encodeIntV2(nil, dl, false)
 				break
 			}
 		}
 		enc = pb(nil).uint(1, encDirectV2)
-		ds := se.add(c.id, streamData)
+		ds := c.stream(0, streamData)
 		for g := 0; g < ng; g++ {
-			ds.marks = append(ds.marks, []uint64{uint64(offs[vb[g]])})
+			ds.marks = append(ds.marks, []uint64{ds.at() + uint64(offs[vb[g]])})
 		}
-		ds.data = c.arena
-		intGroups(se.add(c.id, streamLength), c.lens, vb, false)
+		ds.data = append(ds.data, c.arena...)
+		intGroups(c.stream(1, streamLength), c.lens, vb, false)
 	case Decimal:
 		enc = pb(nil).uint(1, encDirectV2)
-		ds := se.add(c.id, streamData)
+		ds := c.stream(0, streamData)
 		n := len(c.decs)
 		if dec64(c.t) {
 			n = len(c.ints)
 		}
 		for g := 0; g < ng; g++ {
-			ds.marks = append(ds.marks, []uint64{uint64(len(ds.data))})
+			ds.marks = append(ds.marks, []uint64{ds.at()})
 			if dec64(c.t) {
 				// |x| < 10^18 < 2^62: zigzag cannot overflow.
 				for _, x := range c.ints[vb[g]:vb[g+1]] {
@@ -871,7 +983,7 @@ func (w *Writer) encodeColumn(se *stripeEnc, c *colWriter) ([][]uint64, error) {
 		for i := range scales {
 			scales[i] = int64(c.t.Scale)
 		}
-		intGroups(se.add(c.id, streamSecondary), scales, vb, true)
+		intGroups(c.stream(1, streamSecondary), scales, vb, true)
 	case Timestamp, TimestampInstant:
 		enc = pb(nil).uint(1, encDirectV2)
 		secs := make([]int64, len(c.secs))
@@ -886,23 +998,26 @@ func (w *Writer) encodeColumn(se *stripeEnc, c *colWriter) ([][]uint64, error) {
 			secs[i] = s - orcEpoch
 			nanos[i] = formatNanos(ns)
 		}
-		intGroups(se.add(c.id, streamData), secs, vb, true)
-		intGroups(se.add(c.id, streamSecondary), nanos, vb, false)
+		intGroups(c.stream(0, streamData), secs, vb, true)
+		intGroups(c.stream(1, streamSecondary), nanos, vb, false)
 	case List, Map:
 		enc = pb(nil).uint(1, encDirectV2)
-		intGroups(se.add(c.id, streamLength), c.ints, vb, false)
+		intGroups(c.stream(0, streamLength), c.ints, vb, false)
 	default:
-		return nil, fmt.Errorf("%w: writing %s", ErrUnsupported, c.t.Kind)
+		return fmt.Errorf("%w: writing %s", ErrUnsupported, c.t.Kind)
 	}
-	se.encs[c.id] = enc
-	return pos, nil
+	if final && c.ps != nil {
+		c.ps.data = c.pe.finish()
+	}
+	c.enc = enc
+	return nil
 }
 
 // intGroups RLE-v2-encodes vals group by group into s, marking each
 // group's start.
 func intGroups(s *stream, vals []int64, vb []int, signed bool) {
 	for g := 0; g+1 < len(vb); g++ {
-		s.marks = append(s.marks, []uint64{uint64(len(s.data)), 0})
+		s.marks = append(s.marks, []uint64{s.at(), 0})
 		s.data = encodeIntV2(s.data, vals[vb[g]:vb[g+1]], signed)
 	}
 }
