@@ -416,7 +416,6 @@ type colDec struct {
 	tsBase int64
 	tsDone bool
 	tmp    []int64
-	tmp2   []int64
 	bs     []byte
 }
 

@@ -2,6 +2,7 @@ package orc
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"testing"
@@ -25,7 +26,7 @@ func checkStripeRows(f *File, s int, st *Stripe, n, window int) error {
 	row := 0
 	for {
 		ch, err := sr.Next(n)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
