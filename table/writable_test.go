@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/internal/orc"
 	"github.com/compactd/compactd/table"
 	"github.com/compactd/compactd/write"
 )
@@ -122,5 +123,28 @@ func TestMetadataCompactdCannotWriteAsJavaWouldIsRefused(t *testing.T) {
 		if len(after) != len(before) {
 			t.Errorf("%v: files %v became %v", c.opts, before, after)
 		}
+	}
+}
+
+// TestORCWriterOptionsFollowPaimon: Paimon's OrcFileFormat passes every
+// orc.* option to Java's writer, takes orc.compress over the format's
+// compression, and sets file.block-size as the stripe size last, so it
+// wins over orc.stripe.size.
+func TestORCWriterOptionsFollowPaimon(t *testing.T) {
+	raw := map[string]string{"file.block-size": "8mb", "orc.stripe.size": "1048576", "ORC.compress": "lz4", "manifest.compression": "snappy", "file.compression.zstd-level": "3"}
+	o, err := table.ParseOptions(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := table.ORCWriterOptions(raw, o, table.OptManifestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.StripeSize != 8<<20 || w.Compression != orc.CompressionLZ4 || w.CompressionLevel != 3 || !w.FitBlockSize {
+		t.Fatalf("%+v", w)
+	}
+	delete(raw, "ORC.compress")
+	if w, err = table.ORCWriterOptions(raw, o, table.OptManifestCompression); err != nil || w.Compression != orc.CompressionSnappy {
+		t.Fatalf("%+v %v", w, err)
 	}
 }
