@@ -1,13 +1,10 @@
 package expire
 
 import (
-	"bufio"
-	"encoding/binary"
 	"errors"
-	"fmt"
 	"hash/maphash"
-	"io"
-	"os"
+
+	"github.com/compactd/compactd/internal/spool"
 )
 
 // spillAfter (a variable for tests) is how many paths a PathList keeps in memory before it moves
@@ -26,18 +23,17 @@ var spillAfter = 1 << 16
 // The zero value is not usable; NewPathList makes one. Close releases the
 // temporary file.
 type PathList struct {
-	seed maphash.Seed
-	seen map[uint64]struct{}
-	mem  []string
-	f    *os.File // the spill file, unlinked at creation
-	w    *bufio.Writer
-	size int64 // bytes written to f
-	n    int
+	seed  maphash.Seed
+	seen  map[uint64]struct{}
+	paths *spool.List[string]
 }
 
 // NewPathList returns an empty list.
 func NewPathList() *PathList {
-	return &PathList{seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}}
+	return &PathList{seed: maphash.MakeSeed(), seen: map[uint64]struct{}{},
+		paths: spool.New(spillAfter, "data files to delete",
+			func(dst []byte, p string) ([]byte, error) { return append(dst, p...), nil },
+			func(rec []byte) (string, error) { return string(rec), nil })}
 }
 
 // Add appends path unless the list already holds it.
@@ -50,54 +46,7 @@ func (l *PathList) Add(path string) error {
 		return nil
 	}
 	l.seen[h] = struct{}{}
-	l.n++
-	if l.f == nil && len(l.mem) < spillAfter {
-		l.mem = append(l.mem, path)
-		return nil
-	}
-	if l.f == nil {
-		if err := l.spill(); err != nil {
-			return err
-		}
-	}
-	return l.write(path)
-}
-
-// spill moves the in-memory paths to a new temporary file. The file is
-// unlinked right away: only the open descriptor keeps it, so no crash
-// leaves it behind.
-func (l *PathList) spill() error {
-	f, err := os.CreateTemp("", "compactd-expire-*")
-	if err != nil {
-		return fmt.Errorf("spool the data files to delete: %w", err)
-	}
-	if err := os.Remove(f.Name()); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("spool the data files to delete: %w", err)
-	}
-	l.f, l.w = f, bufio.NewWriterSize(f, 256<<10)
-	mem := l.mem
-	l.mem = nil
-	for _, p := range mem {
-		if err := l.write(p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// write appends one length-prefixed record: a path may hold any byte.
-func (l *PathList) write(path string) error {
-	var hdr [binary.MaxVarintLen64]byte
-	k := binary.PutUvarint(hdr[:], uint64(len(path)))
-	if _, err := l.w.Write(hdr[:k]); err != nil {
-		return fmt.Errorf("spool the data files to delete: %w", err)
-	}
-	if _, err := l.w.WriteString(path); err != nil {
-		return fmt.Errorf("spool the data files to delete: %w", err)
-	}
-	l.size += int64(k + len(path))
-	return nil
+	return l.paths.Add(path)
 }
 
 // Seal ends adding: the hashes that deduplicated the paths are dropped (at
@@ -113,7 +62,7 @@ func (l *PathList) Len() int {
 	if l == nil {
 		return 0
 	}
-	return l.n
+	return l.paths.Len()
 }
 
 // Each calls fn with every path in the order they were added, stopping at
@@ -122,41 +71,7 @@ func (l *PathList) Each(fn func(path string) error) error {
 	if l == nil {
 		return nil
 	}
-	if l.f == nil {
-		for _, p := range l.mem {
-			if err := fn(p); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := l.w.Flush(); err != nil {
-		return fmt.Errorf("spool the data files to delete: %w", err)
-	}
-	r := bufio.NewReaderSize(io.NewSectionReader(l.f, 0, l.size), 256<<10)
-	var buf []byte
-	for {
-		n, err := binary.ReadUvarint(r)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read back the spooled data files: %w", err)
-		}
-		if n > 1<<20 {
-			return fmt.Errorf("read back the spooled data files: a record of %d bytes", n)
-		}
-		if uint64(cap(buf)) < n {
-			buf = make([]byte, n)
-		}
-		buf = buf[:n]
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return fmt.Errorf("read back the spooled data files: %w", err)
-		}
-		if err := fn(string(buf)); err != nil {
-			return err
-		}
-	}
+	return l.paths.Each(fn)
 }
 
 // Strings returns every path. It holds them all in memory: for small
@@ -172,12 +87,10 @@ func (l *PathList) Strings() ([]string, error) {
 
 // Close releases the temporary file, if any.
 func (l *PathList) Close() error {
-	if l == nil || l.f == nil {
+	if l == nil {
 		return nil
 	}
-	err := l.f.Close()
-	l.f, l.w = nil, nil
-	return err
+	return l.paths.Close()
 }
 
 // nameSet is a set of file names kept as 64-bit hashes: membership may

@@ -213,7 +213,7 @@ func run(ctx context.Context, src reach.Source, o RunOptions) (Report, error) {
 		}
 	}
 	slog.DebugContext(ctx, "orphan: references collected", "table", root, "candidates", cands.Len(),
-		"spilled", cands.f != nil, "referenced", used.count())
+		"spilled", cands.spilled(), "referenced", used.count())
 
 	// 3. Delete what is not referenced, reading the candidates back in
 	// listing order: first the report (count, bytes, the sample), then the

@@ -1,15 +1,14 @@
 package orphan
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"io"
 	"math/bits"
-	"os"
 	"slices"
+
+	records "github.com/compactd/compactd/internal/spool"
 )
 
 // spillAfter (a variable for tests) is how many candidates a spool keeps in
@@ -31,17 +30,14 @@ var deleteBatch = 4096
 //
 // Close releases the temporary file.
 type spool struct {
-	seed maphash.Seed
-	keys []uint64 // hash of each candidate's name, in order until refSet sorts them
-	mem  []File
-	f    *os.File // the spill file, unlinked at creation
-	w    *bufio.Writer
-	size int64  // bytes written to f
-	buf  []byte // one record being written
-	n    int
+	seed  maphash.Seed
+	keys  []uint64 // hash of each candidate's name, in order until refSet sorts them
+	files *records.List[File]
 }
 
-func newSpool() *spool { return &spool{seed: maphash.MakeSeed()} }
+func newSpool() *spool {
+	return &spool{seed: maphash.MakeSeed(), files: records.New(spillAfter, "orphan candidates", encodeFile, decodeFile)}
+}
 
 // hashName is the name hash of spool and refSet (a variable so that a test
 // can force collisions).
@@ -52,122 +48,55 @@ func (s *spool) hash(name string) uint64 { return hashName(s.seed, name) }
 // add appends a candidate.
 func (s *spool) add(f File) error {
 	s.keys = append(s.keys, s.hash(f.Name))
-	s.n++
-	if s.f == nil && len(s.mem) < spillAfter {
-		s.mem = append(s.mem, f)
-		return nil
-	}
-	if s.f == nil {
-		if err := s.spill(); err != nil {
-			return err
-		}
-	}
-	return s.write(f)
+	return s.files.Add(f)
 }
 
-// spill moves the in-memory candidates to a new temporary file. The file
-// is unlinked right away: only the open descriptor keeps it, so no crash
-// leaves it behind.
-func (s *spool) spill() error {
-	f, err := os.CreateTemp("", "compactd-orphan-*")
-	if err != nil {
-		return fmt.Errorf("spool the orphan candidates: %w", err)
-	}
-	if err := os.Remove(f.Name()); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("spool the orphan candidates: %w", err)
-	}
-	s.f, s.w = f, bufio.NewWriterSize(f, 256<<10)
-	mem := s.mem
-	s.mem = nil
-	for _, c := range mem {
-		if err := s.write(c); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// write appends one record: the path (length-prefixed: a path may hold any
-// byte), the size and the modification time in time's binary form, which
-// keeps the instant and the zone offset (UTC and Local as such), so a
-// spilled candidate encodes in the report exactly as a kept one. The
-// name is not stored: a candidate's name is its path's last element.
-func (s *spool) write(f File) error {
+// encodeFile is a spilled candidate: the path (length-prefixed: a path may
+// hold any byte), the size and the modification time in time's binary
+// form, which keeps the instant and the zone offset (UTC and Local as
+// such), so a spilled candidate encodes in the report exactly as a kept
+// one. The name is not stored: a candidate's name is its path's last
+// element.
+func encodeFile(dst []byte, f File) ([]byte, error) {
 	mt, err := f.ModTime.MarshalBinary()
 	if err != nil {
-		return fmt.Errorf("spool the orphan candidate %s: %w", f.Path, err)
+		return nil, fmt.Errorf("%s: %w", f.Path, err)
 	}
-	buf := binary.AppendUvarint(s.buf[:0], uint64(len(f.Path)))
-	buf = append(buf, f.Path...)
-	buf = binary.AppendVarint(buf, f.Size)
-	buf = binary.AppendUvarint(buf, uint64(len(mt)))
-	buf = append(buf, mt...)
-	s.buf = buf
-	if _, err := s.w.Write(buf); err != nil {
-		return fmt.Errorf("spool the orphan candidates: %w", err)
+	dst = binary.AppendUvarint(dst, uint64(len(f.Path)))
+	dst = append(dst, f.Path...)
+	dst = binary.AppendVarint(dst, f.Size)
+	return append(dst, mt...), nil
+}
+
+func decodeFile(rec []byte) (File, error) {
+	n, k := binary.Uvarint(rec)
+	if k <= 0 || n > uint64(len(rec)-k) {
+		return File{}, errors.New("a damaged path")
 	}
-	s.size += int64(len(buf))
-	return nil
+	rec = rec[k:]
+	f := File{Path: string(rec[:n])}
+	rec = rec[n:]
+	size, k := binary.Varint(rec)
+	if k <= 0 {
+		return File{}, errors.New("a damaged size")
+	}
+	f.Size = size
+	if err := f.ModTime.UnmarshalBinary(rec[k:]); err != nil {
+		return File{}, err
+	}
+	f.Name = baseName(f.Path)
+	return f, nil
 }
 
 // Len is the number of candidates.
-func (s *spool) Len() int { return s.n }
+func (s *spool) Len() int { return s.files.Len() }
 
 // each calls fn with every candidate in the order they were added,
 // stopping at the first error. The spool may not be added to meanwhile.
-func (s *spool) each(fn func(File) error) error {
-	if s.f == nil {
-		for _, f := range s.mem {
-			if err := fn(f); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := s.w.Flush(); err != nil {
-		return fmt.Errorf("spool the orphan candidates: %w", err)
-	}
-	r := bufio.NewReaderSize(io.NewSectionReader(s.f, 0, s.size), 256<<10)
-	bad := func(err error) error { return fmt.Errorf("read back the spooled orphan candidates: %w", err) }
-	readBytes := func(max uint64) ([]byte, error) {
-		n, err := binary.ReadUvarint(r)
-		if err != nil {
-			return nil, err
-		}
-		if n > max {
-			return nil, fmt.Errorf("a record of %d bytes", n)
-		}
-		b := make([]byte, n)
-		_, err = io.ReadFull(r, b)
-		return b, err
-	}
-	for {
-		p, err := readBytes(1 << 20)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return bad(err)
-		}
-		size, err := binary.ReadVarint(r)
-		if err != nil {
-			return bad(err)
-		}
-		mt, err := readBytes(64)
-		if err != nil {
-			return bad(err)
-		}
-		f := File{Path: string(p), Size: size}
-		if err := f.ModTime.UnmarshalBinary(mt); err != nil {
-			return bad(err)
-		}
-		f.Name = baseName(f.Path)
-		if err := fn(f); err != nil {
-			return err
-		}
-	}
-}
+func (s *spool) each(fn func(File) error) error { return s.files.Each(fn) }
+
+// spilled reports whether the candidates moved to the temporary file.
+func (s *spool) spilled() bool { return s.files.Spilled() }
 
 // refs returns the set of the candidates' name hashes, to be marked by the
 // reference walk. The spool's own hash list becomes the set's (sorted):
@@ -181,14 +110,7 @@ func (s *spool) refs() *refSet {
 }
 
 // close releases the temporary file, if any.
-func (s *spool) close() error {
-	if s.f == nil {
-		return nil
-	}
-	err := s.f.Close()
-	s.f, s.w = nil, nil
-	return err
-}
+func (s *spool) close() error { return s.files.Close() }
 
 // refSet records which candidate names something references: the sorted
 // hashes of the candidate names and one bit each, 8 bytes and a bit per

@@ -27,8 +27,8 @@ func TestSpoolSpillsAndReadsBackInOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if s.f == nil || s.Len() != len(want) {
-		t.Fatalf("spilled %v, Len %d, want a spill file and %d", s.f != nil, s.Len(), len(want))
+	if !s.spilled() || s.Len() != len(want) {
+		t.Fatalf("spilled %v, Len %d, want a spill file and %d", s.spilled(), s.Len(), len(want))
 	}
 	for range 2 {
 		var got []File
