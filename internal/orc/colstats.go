@@ -86,12 +86,22 @@ func (s *colStats) addBytes(v []byte) {
 		s.smin, s.smax, s.some = v, v, true
 		return
 	}
-	if bytes.Compare(v, s.smin) < 0 {
+	// A value below the minimum cannot pass the maximum; most values
+	// differ from both in the first byte, which settles it without a call.
+	switch {
+	case bytesLess(v, s.smin):
 		s.smin = v
-	}
-	if bytes.Compare(v, s.smax) > 0 {
+	case bytesLess(s.smax, v):
 		s.smax = v
 	}
+}
+
+// bytesLess orders a and b by unsigned bytes.
+func bytesLess(a, b []byte) bool {
+	if len(a) > 0 && len(b) > 0 && a[0] != b[0] {
+		return a[0] < b[0]
+	}
+	return bytes.Compare(a, b) < 0
 }
 
 func (s *colStats) addDec(v *big.Int) {

@@ -2,9 +2,11 @@ package orc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/big"
 	"math/bits"
+	"slices"
 
 	"github.com/golang/snappy"
 	"github.com/klauspost/compress/flate"
@@ -76,6 +78,27 @@ func (e *boolEncoder) add(v bool) {
 	}
 }
 
+// addAll adds vs, whole bytes at a time where it can.
+func (e *boolEncoder) addAll(vs []bool) {
+	for len(vs) > 0 && e.nbits != 0 {
+		e.add(vs[0])
+		vs = vs[1:]
+	}
+	for len(vs) >= 8 {
+		var b byte
+		for k, v := range vs[:8] {
+			if v {
+				b |= 0x80 >> k
+			}
+		}
+		e.pending = append(e.pending, b)
+		vs = vs[8:]
+	}
+	for _, v := range vs {
+		e.add(v)
+	}
+}
+
 // mark ends a row group; it returns the byte offset of the next run and
 // the bits of the current byte already used.
 func (e *boolEncoder) mark() (uint64, uint64) {
@@ -119,24 +142,65 @@ func widthCode(w int) int {
 func bitsFor(u uint64) int { return bits.Len64(u) }
 
 // pack appends vals big-endian bit-packed at width w, padded to a byte.
+// It works a value at a time through a 64-bit accumulator written out 32
+// bits at a time (and byte-aligned widths as one 64-bit store per value):
+// packing bit run by bit run was a tenth of an ORC compaction's CPU.
 func pack(dst []byte, vals []uint64, w int) []byte {
+	n := len(dst)
+	size := (len(vals)*w + 7) / 8
+	if w%8 == 0 {
+		// Each value is stored as 8 bytes, its nb bytes first; the next
+		// value overwrites the rest, and the slack past the end is cut.
+		nb := w / 8
+		dst = slices.Grow(dst, size+8)[:n+size+8]
+		out := dst[n:]
+		for i, v := range vals {
+			binary.BigEndian.PutUint64(out[i*nb:], v<<(64-w))
+		}
+		return dst[:n+size]
+	}
+	dst = slices.Grow(dst, size)[:n+size]
+	out := dst[n:]
 	var acc uint64
-	var n int
-	for _, v := range vals {
-		rem := w
-		for rem > 0 {
-			take := min(rem, 8-n)
-			acc = acc<<take | (v>>(rem-take))&(1<<take-1)
-			n += take
-			rem -= take
-			if n == 8 {
-				dst = append(dst, byte(acc))
-				acc, n = 0, 0
+	have, o := 0, 0
+	if w < 32 {
+		// Fewer than 32 bits stay in acc after a store, so a value of
+		// up to 32 bits fits beside them.
+		mask := uint64(1)<<w - 1
+		for _, v := range vals {
+			acc = acc<<w | v&mask
+			have += w
+			if have >= 32 {
+				have -= 32
+				binary.BigEndian.PutUint32(out[o:], uint32(acc>>have))
+				o += 4
+			}
+		}
+	} else {
+		// Wider unaligned widths (no RLE v2 width is one, but pack takes
+		// any) go a byte at a time, as two halves.
+		for _, v := range vals {
+			for _, part := range [2]struct {
+				x uint64
+				w int
+			}{{v >> 32, w - 32}, {v, 32}} {
+				acc = acc<<part.w | part.x&(uint64(1)<<part.w-1)
+				have += part.w
+				for have >= 8 {
+					have -= 8
+					out[o] = byte(acc >> have)
+					o++
+				}
 			}
 		}
 	}
-	if n > 0 {
-		dst = append(dst, byte(acc<<(8-n)))
+	for have >= 8 {
+		have -= 8
+		out[o] = byte(acc >> have)
+		o++
+	}
+	if have > 0 {
+		out[o] = byte(acc << (8 - have))
 	}
 	return dst
 }
@@ -209,65 +273,76 @@ func encodeLiterals(dst []byte, vals []int64, signed bool, scratch []uint64) ([]
 	w := closestFixedBits(bitsFor(maxU))
 	directSize := (n*w + 7) / 8
 	if n >= 3 {
-		if d, ok := deltaRun(vals, signed); ok {
-			if len(d.body) < directSize {
-				dst = append(dst, 3<<6|byte(d.code)<<1|byte((n-1)>>8&1), byte(n-1))
-				return append(dst, d.body...), scratch
-			}
+		var ok bool
+		if dst, scratch, ok = appendDelta(dst, vals, signed, directSize, scratch); ok {
+			return dst, scratch
 		}
 	}
 	dst = append(dst, 1<<6|byte(widthCode(w))<<1|byte((n-1)>>8&1), byte(n-1))
-	return pack(dst, scratch, w), scratch
+	return pack(dst, scratch[:n], w), scratch
 }
 
-type delta struct {
-	code int
-	body []byte
-}
-
-// deltaRun encodes vals as a DELTA run if every step has the sign of the
-// first and no difference overflows.
-func deltaRun(vals []int64, signed bool) (delta, bool) {
+// appendDelta appends vals (at least 3) as a DELTA run if every step has
+// the sign of the first, no difference overflows, and the run's body is
+// smaller than directSize bytes. It looks before it builds: most literal
+// runs are not monotone, and building each as a delta first was an
+// allocation per run. The deltas go in scratch past its first len(vals)
+// entries.
+func appendDelta(dst []byte, vals []int64, signed bool, directSize int, scratch []uint64) ([]byte, []uint64, bool) {
+	n := len(vals)
 	if !signed && vals[0] < 0 {
-		return delta{}, false
+		return dst, scratch, false
 	}
 	first, ok := sub(vals[1], vals[0])
 	if !ok {
-		return delta{}, false
+		return dst, scratch, false
 	}
-	ds := make([]uint64, 0, len(vals)-2)
 	var maxD uint64
 	fixed := true
-	for k := 2; k < len(vals); k++ {
+	for k := 2; k < n; k++ {
 		d, ok := sub(vals[k], vals[k-1])
 		if !ok || (first >= 0 && d < 0) || (first < 0 && d > 0) || (first == 0 && d != 0) {
-			return delta{}, false
+			return dst, scratch, false
 		}
 		fixed = fixed && d == first
 		if d < 0 {
 			d = -d
 		}
-		ds = append(ds, uint64(d))
 		maxD |= uint64(d)
 	}
-	var body []byte
+	base := uint64(vals[0])
 	if signed {
-		body = putUvarint(body, zigzag(vals[0]))
-	} else {
-		body = putUvarint(body, uint64(vals[0]))
+		base = zigzag(vals[0])
 	}
-	body = putUvarint(body, zigzag(first))
+	code, w := 0, 0 // a fixed delta: width 0, no packed deltas
+	if !fixed {
+		// Code 0 means a fixed delta, so 1-bit deltas use 2 bits (as Java
+		// does).
+		w = closestFixedBits(max(bitsFor(maxD), 2))
+		code = widthCode(w)
+	}
+	if uvarintLen(base)+uvarintLen(zigzag(first))+((n-2)*w+7)/8 >= directSize {
+		return dst, scratch, false
+	}
+	dst = append(dst, 3<<6|byte(code)<<1|byte((n-1)>>8&1), byte(n-1))
+	dst = putUvarint(dst, base)
+	dst = putUvarint(dst, zigzag(first))
 	if fixed {
-		// A fixed delta: width 0, no packed deltas.
-		return delta{code: 0, body: body}, true
+		return dst, scratch, true
 	}
-	w := bitsFor(maxD)
-	if w <= 1 {
-		w = 2 // code 0 means a fixed delta, so 1-bit deltas use 2 bits (as Java does)
+	scratch = scratch[:n]
+	for k := 2; k < n; k++ {
+		d := vals[k] - vals[k-1] // checked above: no overflow
+		if d < 0 {
+			d = -d
+		}
+		scratch = append(scratch, uint64(d))
 	}
-	w = closestFixedBits(w)
-	return delta{code: widthCode(w), body: pack(body, ds, w)}, true
+	return pack(dst, scratch[n:], w), scratch, true
 }
+
+// uvarintLen is the length of u as a base-128 varint.
+func uvarintLen(u uint64) int { return (bitsFor(u|1) + 6) / 7 }
 
 func sub(a, b int64) (int64, bool) {
 	d := a - b
@@ -356,6 +431,19 @@ func (c *compressor) compress(data []byte) ([]byte, []uint64, error) {
 // appendChunk appends chunk (at most c.block bytes) compressed, with its
 // header, or as is when compressing does not make it smaller.
 func (c *compressor) appendChunk(out, chunk []byte) ([]byte, error) {
+	if c.kind == CompressionZstd {
+		// Encoded in place after its header: a chunk encoded apart and
+		// copied was an allocation per chunk.
+		at := len(out)
+		out = c.zstd.EncodeAll(chunk, append(out, 0, 0, 0))
+		h := uint32(len(out)-at-3) << 1
+		if int(h>>1) >= len(chunk) {
+			out = append(out[:at+3], chunk...)
+			h = uint32(len(chunk))<<1 | 1
+		}
+		out[at], out[at+1], out[at+2] = byte(h), byte(h>>8), byte(h>>16)
+		return out, nil
+	}
 	z, err := c.chunk(chunk)
 	if err != nil {
 		return nil, err

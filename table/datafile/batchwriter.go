@@ -338,17 +338,22 @@ func (c *colCollector) addVec(v *Vec, from, to int, dec decodeFunc) error {
 			}
 		}
 	case parquet.ByteArray:
-		// VARCHAR, CHAR and BINARY order by unsigned bytes.
+		// VARCHAR, CHAR and BINARY order by unsigned bytes. A value below
+		// the minimum cannot pass the maximum; most values differ from
+		// both in the first byte, which settles it without a call.
+		var mn, mx []byte
 		for i := from; i < to; i++ {
 			if !valid(i) {
 				continue
 			}
-			x := v.BytesAt(i)
-			if lo < 0 || bytes.Compare(x, v.BytesAt(lo)) < 0 {
-				lo = i
-			}
-			if hi < 0 || bytes.Compare(x, v.BytesAt(hi)) > 0 {
-				hi = i
+			x := v.Bytes[v.Offs[i]:v.Offs[i+1]]
+			switch {
+			case lo < 0:
+				lo, hi, mn, mx = i, i, x, x
+			case bytesLess(x, mn):
+				lo, mn = i, x
+			case bytesLess(mx, x):
+				hi, mx = i, x
 			}
 		}
 	default:
@@ -443,4 +448,13 @@ func (w *RowWriter) WriteBatch(b *Batch, from, to int) error {
 		return err
 	}
 	return w.fw.writeBatch(b, from, to)
+}
+
+// bytesLess orders a and b by unsigned bytes, settling most pairs on the
+// first byte without calling bytes.Compare.
+func bytesLess(a, b []byte) bool {
+	if len(a) > 0 && len(b) > 0 && a[0] != b[0] {
+		return a[0] < b[0]
+	}
+	return bytes.Compare(a, b) < 0
 }

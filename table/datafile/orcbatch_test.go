@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/internal/orc"
 	"github.com/compactd/compactd/table"
 )
 
@@ -207,8 +208,8 @@ func TestORCWriteBatchSameBytes(t *testing.T) {
 	}
 	ctx := context.Background()
 	dir := t.TempDir()
-	opts := map[string]string{"file.format": "orc", "orc.stripe.size": "65536", "orc.row.index.stride": "1000", "file.compression": "zstd"}
-	write := func(name string, batches bool) ([]byte, Stats) {
+	write := func(name string, batches bool, stripe string) ([]byte, Stats) {
+		opts := map[string]string{"file.format": "orc", "orc.stripe.size": stripe, "orc.row.index.stride": "1000", "file.compression": "zstd"}
 		path := filepath.Join(dir, name)
 		w, err := NewRowWriter(ctx, fileio.NewLocal(), path, fields, opts)
 		if err != nil {
@@ -237,12 +238,33 @@ func TestORCWriteBatchSameBytes(t *testing.T) {
 		}
 		return data, st.ValueStats
 	}
-	rowBytes, rowStats := write("data-r-0.orc", false)
-	batchBytes, batchStats := write("data-b-0.orc", true)
+	// One stripe, three row groups (runs end at the groups' ends): the
+	// same bytes.
+	rowBytes, rowStats := write("data-r-0.orc", false, "67108864")
+	batchBytes, batchStats := write("data-b-0.orc", true, "67108864")
 	if !bytes.Equal(rowBytes, batchBytes) {
 		t.Fatalf("batch-written file (%d bytes) differs from the row-written one (%d bytes)", len(batchBytes), len(rowBytes))
 	}
 	if !reflect.DeepEqual(rowStats, batchStats) {
 		t.Fatalf("statistics differ: batches %+v, rows %+v", batchStats, rowStats)
+	}
+	// Small stripes: the batch path checks the stripe size per run, not
+	// per row, so stripes may end elsewhere; the rows and statistics are
+	// the same, and there are still several stripes.
+	rowBytes, rowStats = write("data-r-1.orc", false, "65536")
+	batchBytes, batchStats = write("data-b-1.orc", true, "65536")
+	if !reflect.DeepEqual(rowStats, batchStats) {
+		t.Fatalf("small stripes: statistics differ: batches %+v, rows %+v", batchStats, rowStats)
+	}
+	got := readAllRows(t, filepath.Join(dir, "data-b-1.orc"), fields, fields)
+	if want := readAllRows(t, filepath.Join(dir, "data-r-1.orc"), fields, fields); !reflect.DeepEqual(got, want) {
+		t.Fatalf("small stripes: the batch-written file reads %d rows unlike the row-written one's %d", len(got), len(want))
+	}
+	f, err := orc.Open(bytes.NewReader(batchBytes), int64(len(batchBytes)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Stripes) < 3 {
+		t.Fatalf("small stripes: the batch-written file has %d stripes (row-written: %d bytes)", len(f.Stripes), len(rowBytes))
 	}
 }

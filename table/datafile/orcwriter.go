@@ -346,8 +346,10 @@ const (
 	orcPutF32
 	orcPutF64
 	orcPutBytes
-	orcPutDecI32 // DECIMAL(p <= 9): unscaled in Vec.I32
-	orcPutDecI64 // DECIMAL(p <= 18): unscaled in Vec.I64
+	orcPutDecI32   // DECIMAL(p <= 9): unscaled in Vec.I32
+	orcPutDecI64   // DECIMAL(p <= 18): unscaled in Vec.I64
+	orcPutTsMillis // TIMESTAMP(p <= 3): milliseconds in Vec.I64
+	orcPutTsMicros // TIMESTAMP(p <= 6): microseconds in Vec.I64
 )
 
 func orcPutOf(t table.DataType, k parquet.Kind) orcPut {
@@ -372,15 +374,21 @@ func orcPutOf(t table.DataType, k parquet.Kind) orcPut {
 		return orcPutDecI32
 	case t.Root == table.TypeDecimal && k == parquet.Int64:
 		return orcPutDecI64
+	case (t.Root == table.TypeTimestamp || t.Root == table.TypeTimestampLTZ) && k == parquet.Int64 && t.Precision <= 3:
+		return orcPutTsMillis
+	case (t.Root == table.TypeTimestamp || t.Root == table.TypeTimestampLTZ) && k == parquet.Int64 && t.Precision <= 6:
+		return orcPutTsMicros
 	}
 	return orcPutValue
 }
 
-// writeBatch writes rows [from, to) of b row by row into the ORC writer,
-// each value straight from its batch column (batches come in Parquet's
-// physical layout); the file is the one the row path writes for the same
-// rows. Types without a direct form (timestamps, wide decimals) take the
-// row path's conversion per value.
+// writeBatch writes rows [from, to) of b into the ORC writer a column at
+// a time, in runs that end where the writer's row groups end, each value
+// straight from its batch column (batches come in Parquet's physical
+// layout); the file is the one the row path writes for the same rows, but
+// for where a stripe ends (checked per run, not per row). Types without a
+// direct form (nanosecond timestamps, wide decimals, nested types) take
+// the row path's conversion per value.
 func (w *orcFileWriter) writeBatch(b *Batch, from, to int) error {
 	if len(b.Cols) != len(w.fields) {
 		return fmt.Errorf("write data file %s: batch has %d columns, file %d", w.path, len(b.Cols), len(w.fields))
@@ -393,19 +401,21 @@ func (w *orcFileWriter) writeBatch(b *Batch, from, to int) error {
 			w.puts = append(w.puts, orcPutOf(w.fields[c].Type, b.Cols[c].Kind))
 		}
 	}
-	for i := from; i < to; i++ {
-		if err := w.w.BeginRow(); err != nil {
+	for i := from; i < to; {
+		n, err := w.w.BeginRows(to - i)
+		if err != nil {
 			return fmt.Errorf("write data file %s: %w", w.path, err)
 		}
 		for c := range b.Cols {
-			if err := w.put(&b.Cols[c], c, i); err != nil {
+			if err := w.putRun(&b.Cols[c], c, i, n); err != nil {
 				return fmt.Errorf("write data file %s: column %s: %w", w.path, w.fields[c].Name, err)
 			}
 		}
-		if err := w.w.EndRow(); err != nil {
+		if err := w.w.EndRows(n); err != nil {
 			return fmt.Errorf("write data file %s: %w", w.path, err)
 		}
-		w.rows++
+		w.rows += int64(n)
+		i += n
 	}
 	for c := range b.Cols {
 		if err := w.colls[c].addVec(&b.Cols[c], from, to, w.decs[c]); err != nil {
@@ -415,42 +425,49 @@ func (w *orcFileWriter) writeBatch(b *Batch, from, to int) error {
 	return nil
 }
 
-// put hands row i of batch column c to the ORC writer.
-func (w *orcFileWriter) put(col *Vec, c, i int) error {
-	if col.IsNull(i) {
-		w.w.PutNull(c)
-		return nil
+// putRun hands rows [i, i+n) of batch column c to the ORC writer.
+func (w *orcFileWriter) putRun(col *Vec, c, i, n int) error {
+	var null []bool
+	if col.Null != nil {
+		null = col.Null[i : i+n]
 	}
 	switch w.puts[c] {
 	case orcPutBool:
-		w.w.PutBool(c, col.Bool[i])
-	case orcPutI8:
-		return w.w.PutInt(c, int64(int8(col.I32[i])))
-	case orcPutI16:
-		return w.w.PutInt(c, int64(int16(col.I32[i])))
-	case orcPutI32:
-		return w.w.PutInt(c, int64(col.I32[i]))
+		return w.w.PutBools(c, n, col.Bool[i:], null)
+	case orcPutI8, orcPutI16, orcPutI32:
+		return w.w.PutInt32s(c, n, col.I32[i:], null)
 	case orcPutI64:
-		return w.w.PutInt(c, col.I64[i])
+		return w.w.PutInts(c, n, col.I64[i:], null)
 	case orcPutF32:
-		w.w.PutFloat(c, float64(col.F32[i]))
+		return w.w.PutFloat32s(c, n, col.F32[i:], null)
 	case orcPutF64:
-		w.w.PutFloat(c, col.F64[i])
+		return w.w.PutFloat64s(c, n, col.F64[i:], null)
 	case orcPutBytes:
-		w.w.PutBytes(c, col.BytesAt(i))
+		return w.w.PutByteArrays(c, n, col.Bytes, col.Offs[i:i+n+1], null)
 	case orcPutDecI32:
-		return w.w.PutDecimal64(c, int64(col.I32[i]))
+		return w.w.PutDecimal32s(c, n, col.I32[i:], null)
 	case orcPutDecI64:
-		return w.w.PutDecimal64(c, col.I64[i])
-	default:
-		x, err := w.decs[c](col.value(i))
+		return w.w.PutDecimal64s(c, n, col.I64[i:], null)
+	case orcPutTsMillis:
+		return w.w.PutTimestamps(c, n, col.I64[i:], 1000, null)
+	case orcPutTsMicros:
+		return w.w.PutTimestamps(c, n, col.I64[i:], 1000000, null)
+	}
+	for r := i; r < i+n; r++ {
+		if col.IsNull(r) {
+			w.w.PutNull(c)
+			continue
+		}
+		x, err := w.decs[c](col.value(r))
 		if err != nil {
 			return err
 		}
 		if x, err = toORC(x, w.fields[c].Type); err != nil {
 			return err
 		}
-		return w.w.PutValue(c, x)
+		if err := w.w.PutValue(c, x); err != nil {
+			return err
+		}
 	}
 	return nil
 }
