@@ -665,6 +665,11 @@ func (d *colDec) strings(nn int) error {
 	c := d.c
 	if d.enc == encDictionary || d.enc == encDictionaryV2 {
 		c.dictIdx = c.dictIdx[:0]
+		if c.dictIdx == nil {
+			// Non-nil even for a chunk of nulls: a nil dictIdx is what
+			// tells BytesAt and DirectBytes the column is direct.
+			c.dictIdx = make([]uint32, 0, nn)
+		}
 		var err error
 		if d.tmp, err = d.intsOf(d.ints, streamData, nn); err != nil {
 			return fmt.Errorf("dictionary indexes: %w", err)
