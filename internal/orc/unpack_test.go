@@ -241,3 +241,49 @@ func TestIntsMatchesReferenceOnRandomRuns(t *testing.T) {
 	}
 	t.Logf("%d of 6000 v2 decodes succeeded", decoded)
 }
+
+// TestBoolDecMatchesBoolRLE reads random boolean streams (runs and
+// literals of bytes) in random steps with boolDec and compares with the
+// whole-stream decoder boolRLE, the count of trues included.
+func TestBoolDecMatchesBoolRLE(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for iter := 0; iter < 200; iter++ {
+		n := 1 + r.IntN(5000)
+		raw := make([]byte, (n+7)/8)
+		for i := range raw {
+			switch r.IntN(3) {
+			case 0:
+				raw[i] = 0xff
+			case 1:
+				raw[i] = byte(r.Uint32())
+			}
+		}
+		enc := encodeByteRLE(nil, raw)
+		want, err := boolRLE(enc, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := boolDec{b: byteDec{s: &inStream{buf: enc}}}
+		var got []bool
+		for len(got) < n {
+			k := min(1+r.IntN(100), n-len(got))
+			before := len(got)
+			var trues int
+			if got, trues, err = d.next(got, k); err != nil {
+				t.Fatalf("iter %d: %v", iter, err)
+			}
+			wantTrues := 0
+			for _, ok := range want[before : before+k] {
+				if ok {
+					wantTrues++
+				}
+			}
+			if trues != wantTrues {
+				t.Fatalf("iter %d: %d trues in %d..%d, want %d", iter, trues, before, before+k, wantTrues)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("iter %d: booleans differ from boolRLE", iter)
+		}
+	}
+}
