@@ -264,7 +264,8 @@ func unpackBits(dst []int64, b []byte, w int) {
 	}
 	off := 0
 	for i := range dst[:fast] {
-		dst[i] = int64(binary.BigEndian.Uint64(b[off>>3:]) << uint(off&7) >> shift)
+		p := off >> 3
+		dst[i] = int64(binary.BigEndian.Uint64(b[p:p+8:p+8]) << uint(off&7) >> shift)
 		off += w
 	}
 	for i := fast; i < n; i++ {

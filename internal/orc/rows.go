@@ -593,9 +593,11 @@ func (d *colDec) decode(n int) error {
 			if d.bs, err = d.bytes.next(d.bs[:0], nn); err != nil {
 				return err
 			}
-			for _, b := range d.bs {
-				c.Ints32 = append(c.Ints32, int32(int8(b)))
+			out := slices.Grow(c.Ints32, len(d.bs))[:len(d.bs)]
+			for i, b := range d.bs {
+				out[i] = int32(int8(b))
 			}
+			c.Ints32 = out
 		}
 	case Short, Int, Date:
 		c.Ints32 = c.Ints32[:0]
@@ -603,12 +605,14 @@ func (d *colDec) decode(n int) error {
 			return err
 		}
 		lo, hi := intRange(d.t.Kind)
-		for _, x := range d.tmp {
+		out := slices.Grow(c.Ints32, len(d.tmp))[:len(d.tmp)]
+		for i, x := range d.tmp {
 			if x < lo || x > hi {
 				return fmt.Errorf("%w: value %d out of range for a %s", ErrCorrupt, x, d.t.Kind)
 			}
-			c.Ints32 = append(c.Ints32, int32(x))
+			out[i] = int32(x)
 		}
+		c.Ints32 = out
 	case Long:
 		c.Ints, err = d.intsInto(c.Ints, d.ints, streamData, nn)
 	case Float, Double:
