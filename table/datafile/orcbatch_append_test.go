@@ -155,7 +155,7 @@ func TestAppendORCErrorsMatchReference(t *testing.T) {
 		typ  string
 		want error
 	}{
-		"null in NOT NULL": {orc.Column{Present: []bool{true, false, true}, Ints: []int64{1, 2}}, Vec{Kind: parquet.Int64}, "BIGINT NOT NULL", errORCNull},
+		"null in NOT NULL":       {orc.Column{Present: []bool{true, false, true}, Ints: []int64{1, 2}}, Vec{Kind: parquet.Int64}, "BIGINT NOT NULL", errORCNull},
 		"INT32 decimal overflow": {orc.Column{Present: []bool{true, false, true}, Dec64: []int64{5, 1 << 40}}, Vec{Kind: parquet.Int32, Null: []bool{}}, "DECIMAL(9, 2)", nil},
 		"int64 decimal overflow": {orc.Column{Decimals: []*big.Int{big.NewInt(3), huge, big.NewInt(4)}}, Vec{Kind: parquet.Int64}, "DECIMAL(18, 0) NOT NULL", nil},
 	} {
