@@ -115,6 +115,17 @@ func (c *Column) BytesAt(j int) []byte {
 	return c.strData[lo:hi:hi]
 }
 
+// DirectBytes is, for a directly encoded string or binary column, its
+// values laid end to end: value j is data[offs[j]:offs[j+1]], so a run of
+// values is one slice to copy. ok is false for a dictionary-encoded
+// column, whose values are in dictionary order (use BytesAt).
+func (c *Column) DirectBytes() (data []byte, offs []uint32, ok bool) {
+	if c.dictIdx != nil {
+		return nil, nil, false
+	}
+	return c.strData, c.strOffs, true
+}
+
 // Null reports whether entry i is null.
 func (c *Column) Null(i int) bool { return c.Present != nil && !c.Present[i] }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/internal/orc"
@@ -153,155 +154,131 @@ var errORCNull = errors.New("null in a NOT NULL column")
 //
 // *vp is the index among c's values of entry lo, advanced past the entries
 // taken: walking in order needs no rank table (orc.Column.Index).
+//
+// It runs per column for every batchStep rows, so it is written for the
+// loop bodies: the destination grows once per call and is assigned by
+// index, columns without nulls (c.Present nil) are bulk copies, and the
+// others walk the present flags of the range directly. A closure and a
+// method call per value, and an append each, were most of its cost.
 func appendORC(v *Vec, st *orc.Stripe, c *orc.Column, t table.DataType, lo, n int, vp *int) error {
+	// pres: the present flags of the range; nil when nothing is null.
+	var pres []bool
+	if c.Present != nil {
+		pres = c.Present[lo : lo+n]
+	}
 	j := *vp
-	next := func() int { k := j; j++; return k }
-	defer func() {
-		if c.Present == nil {
-			*vp = lo + n
-		} else {
-			*vp = j
-		}
-	}()
-	if c.Present != nil && v.Null == nil {
-		for i := lo; i < lo+n; i++ {
-			if c.Null(i) {
+	if pres == nil {
+		j = lo
+	}
+	if pres != nil && v.Null == nil {
+		for _, ok := range pres {
+			if !ok {
 				return errORCNull
 			}
 		}
 	}
 	if v.Null != nil {
-		for i := lo; i < lo+n; i++ {
-			v.Null = append(v.Null, c.Null(i))
+		nulls := grow(&v.Null, n)
+		if pres == nil {
+			clear(nulls)
+		} else {
+			for i, ok := range pres {
+				nulls[i] = !ok
+			}
 		}
 	}
+	var err error
 	switch v.Kind {
 	case parquet.Boolean:
-		for i := lo; i < lo+n; i++ {
-			v.Bool = append(v.Bool, !c.Null(i) && c.Bools[next()])
-		}
+		j = gather(&v.Bool, c.Bools, pres, j, n)
 	case parquet.Int32:
 		switch {
 		case t.Root == table.TypeDecimal:
-			for i := lo; i < lo+n; i++ {
-				var x int64
-				if !c.Null(i) {
-					var err error
-					if x, err = orcDec64(c, next()); err != nil {
-						return err
-					}
-					if x != int64(int32(x)) {
-						return fmt.Errorf("decimal %d overflows %s", x, t)
-					}
+			j, err = appendDec64(grow(&v.I32, n), c, pres, j, func(x int64) (int32, error) {
+				if x != int64(int32(x)) {
+					return 0, fmt.Errorf("decimal %d overflows %s", x, t)
 				}
-				v.I32 = append(v.I32, int32(x))
-			}
-		case c.Present == nil:
-			v.I32 = append(v.I32, c.Ints32[lo:lo+n]...)
+				return int32(x), nil
+			})
 		default:
-			for i := lo; i < lo+n; i++ {
-				var x int32
-				if !c.Null(i) {
-					x = c.Ints32[next()]
-				}
-				v.I32 = append(v.I32, x)
-			}
+			j = gather(&v.I32, c.Ints32, pres, j, n)
 		}
 	case parquet.Int64:
 		switch t.Root {
 		case table.TypeDecimal:
-			for i := lo; i < lo+n; i++ {
-				var x int64
-				if !c.Null(i) {
-					var err error
-					if x, err = orcDec64(c, next()); err != nil {
-						return err
-					}
-				}
-				v.I64 = append(v.I64, x)
+			if c.Dec64 != nil {
+				j = gather(&v.I64, c.Dec64, pres, j, n)
+				break
 			}
+			j, err = appendDec64(grow(&v.I64, n), c, pres, j, func(x int64) (int64, error) { return x, nil })
 		case table.TypeTimestamp, table.TypeTimestampLTZ:
 			if err := orcZoneOK(st, t); err != nil {
 				return err
 			}
-			for i := lo; i < lo+n; i++ {
-				var x int64
-				if !c.Null(i) {
-					k := next()
-					s, ns := c.Secs[k], int64(c.Nanos[k])
-					if t.Precision <= 3 {
-						x = s*1000 + ns/1e6
-					} else {
-						x = s*1e6 + ns/1e3
-					}
+			dst := grow(&v.I64, n)
+			milli := t.Precision <= 3
+			for i := range dst {
+				if pres != nil && !pres[i] {
+					dst[i] = 0
+					continue
 				}
-				v.I64 = append(v.I64, x)
+				s, ns := c.Secs[j], int64(c.Nanos[j])
+				j++
+				if milli {
+					dst[i] = s*1000 + ns/1e6
+				} else {
+					dst[i] = s*1e6 + ns/1e3
+				}
 			}
 		default:
-			if c.Present == nil {
-				v.I64 = append(v.I64, c.Ints[lo:lo+n]...)
-				break
-			}
-			for i := lo; i < lo+n; i++ {
-				var x int64
-				if !c.Null(i) {
-					x = c.Ints[next()]
-				}
-				v.I64 = append(v.I64, x)
-			}
+			j = gather(&v.I64, c.Ints, pres, j, n)
 		}
 	case parquet.Int96:
 		if err := orcZoneOK(st, t); err != nil {
 			return err
 		}
-		for i := lo; i < lo+n; i++ {
-			if c.Null(i) {
-				v.I96 = append(v.I96, deprecated.Int96{}) // a null's slot is zero
+		dst := grow(&v.I96, n)
+		for i := range dst {
+			if pres != nil && !pres[i] {
+				dst[i] = deprecated.Int96{} // a null's slot is zero
 				continue
 			}
-			k := next()
-			ns := int64(c.Nanos[k])
-			ts := table.Timestamp{Millis: c.Secs[k]*1000 + ns/1e6, NanoOfMilli: int32(ns % 1e6)}
-			v.I96 = append(v.I96, int96FromTimestamp(ts))
+			ns := int64(c.Nanos[j])
+			ts := table.Timestamp{Millis: c.Secs[j]*1000 + ns/1e6, NanoOfMilli: int32(ns % 1e6)}
+			j++
+			dst[i] = int96FromTimestamp(ts)
 		}
 	case parquet.Float:
-		for i := lo; i < lo+n; i++ {
-			var x float64
-			if !c.Null(i) {
-				x = c.Floats[next()]
+		dst := grow(&v.F32, n)
+		for i := range dst {
+			if pres != nil && !pres[i] {
+				dst[i] = 0
+				continue
 			}
-			v.F32 = append(v.F32, float32(x))
+			dst[i] = float32(c.Floats[j])
+			j++
 		}
 	case parquet.Double:
-		if c.Present == nil {
-			v.F64 = append(v.F64, c.Floats[lo:lo+n]...)
-			break
-		}
-		for i := lo; i < lo+n; i++ {
-			var x float64
-			if !c.Null(i) {
-				x = c.Floats[next()]
-			}
-			v.F64 = append(v.F64, x)
-		}
+		j = gather(&v.F64, c.Floats, pres, j, n)
 	case parquet.ByteArray:
-		for i := lo; i < lo+n; i++ {
-			if !c.Null(i) {
-				v.Bytes = append(v.Bytes, c.BytesAt(next())...)
-			}
-			v.Offs = append(v.Offs, uint32(len(v.Bytes)))
+		offs := grow(&v.Offs, n)
+		if data, src, ok := c.DirectBytes(); ok {
+			j = appendDirectBytes(v, offs, data, src, pres, j)
+		} else {
+			j = appendDictBytes(v, offs, c, pres, j)
 		}
 		if len(v.Bytes) > MaxBatchBytes {
-			return ErrBatchTooLarge
+			err = ErrBatchTooLarge
 		}
 	case parquet.FixedLenByteArray: // DECIMAL of precision > 18
 		w := decimalBytes(t.Precision)
-		for i := lo; i < lo+n; i++ {
-			if !c.Null(i) {
-				b, err := twosComplement(c.Decimal(next()), w)
+		for i := range n {
+			if pres == nil || pres[i] {
+				b, err := twosComplement(c.Decimal(j), w)
 				if err != nil {
 					return err
 				}
+				j++
 				v.Bytes = append(v.Bytes, b...)
 			}
 			v.Offs = append(v.Offs, uint32(len(v.Bytes)))
@@ -309,7 +286,113 @@ func appendORC(v *Vec, st *orc.Stripe, c *orc.Column, t table.DataType, lo, n in
 	default:
 		return fmt.Errorf("not supported: batch column of Parquet type %s", v.Kind)
 	}
-	return nil
+	*vp = j
+	return err
+}
+
+// appendDirectBytes appends to v the values of a directly encoded string
+// column (data delimited by src) from index j on, one for each entry of
+// offs, which it fills (pres: nil, or which entries are not null); it
+// returns the next index. The values are contiguous, so they are one copy
+// and the offsets are src's shifted: a copy per value was most of the
+// cost of a string column.
+func appendDirectBytes(v *Vec, offs []uint32, data []byte, src []uint32, pres []bool, j int) int {
+	nn := len(offs)
+	if pres != nil {
+		nn = 0
+		for _, ok := range pres {
+			if ok {
+				nn++
+			}
+		}
+	}
+	if nn == 0 {
+		for i := range offs {
+			offs[i] = uint32(len(v.Bytes))
+		}
+		return j
+	}
+	// Offsets are uint32 as Vec.Offs (a batch past MaxBatchBytes fails
+	// after this): base wraps as uint32(len(v.Bytes)) would.
+	base := uint32(len(v.Bytes)) - src[j]
+	v.Bytes = append(v.Bytes, data[src[j]:src[j+nn]]...)
+	if pres == nil {
+		for i, o := range src[j+1 : j+1+nn] {
+			offs[i] = o + base
+		}
+		return j + nn
+	}
+	end := src[j] + base
+	for i, ok := range pres {
+		if ok {
+			j++
+			end = src[j] + base
+		}
+		offs[i] = end
+	}
+	return j
+}
+
+// appendDictBytes is appendDirectBytes for any string column: a copy per
+// value (BytesAt).
+func appendDictBytes(v *Vec, offs []uint32, c *orc.Column, pres []bool, j int) int {
+	for i := range offs {
+		if pres == nil || pres[i] {
+			v.Bytes = append(v.Bytes, c.BytesAt(j)...)
+			j++
+		}
+		offs[i] = uint32(len(v.Bytes))
+	}
+	return j
+}
+
+// grow extends *s by n elements and returns them, for the caller to
+// assign (their old contents are garbage).
+func grow[T any](s *[]T, n int) []T {
+	l := len(*s)
+	*s = slices.Grow(*s, n)[:l+n]
+	return (*s)[l:]
+}
+
+// gather appends n entries to *dst whose values are src from index j on,
+// zero where pres (nil: none null) says null, and returns the index of
+// the next value.
+func gather[T any](dst *[]T, src []T, pres []bool, j, n int) int {
+	if pres == nil {
+		*dst = append(*dst, src[j:j+n]...)
+		return j + n
+	}
+	out := grow(dst, n)
+	var zero T
+	for i, ok := range pres {
+		if ok {
+			out[i] = src[j]
+			j++
+		} else {
+			out[i] = zero
+		}
+	}
+	return j
+}
+
+// appendDec64 fills dst with the DECIMAL values of c from index j on, zero
+// where pres says null, converted by conv; it returns the next index.
+func appendDec64[T int32 | int64](dst []T, c *orc.Column, pres []bool, j int, conv func(int64) (T, error)) (int, error) {
+	for i := range dst {
+		if pres != nil && !pres[i] {
+			dst[i] = 0
+			continue
+		}
+		x, err := orcDec64(c, j)
+		j++
+		if err != nil {
+			return j, err
+		}
+		if dst[i], err = conv(x); err != nil {
+			return j, err
+		}
+	}
+	return j, nil
 }
 
 // orcDec64 is value j of a DECIMAL column of precision <= 18 as an int64.
