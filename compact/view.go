@@ -91,8 +91,8 @@ func ViewOf(t *table.Table, fs *table.FileSet) (*TableView, error) {
 					dvFile[m.DataFileName] = idx.FileName
 				}
 			}
-			pb := planner.Bucket{Partition: id.Partition, Bucket: id.Bucket}
-			files := bucketFiles{}
+			pb := planner.Bucket{Partition: id.Partition, Bucket: id.Bucket, Files: make([]planner.File, 0, len(b.Files))}
+			files := make(bucketFiles, len(b.Files))
 			for i := range b.Files {
 				e := &b.Files[i]
 				f := planner.File{
