@@ -3,6 +3,7 @@ package compact
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/sourcegraph/conc/pool"
@@ -26,12 +27,56 @@ type TableView struct {
 	PartitionPath map[string]string
 	entries       map[planner.BucketID]bucketFiles
 	buckets       map[planner.BucketID]*table.BucketFiles
+	planOnly      bool // entries dropped (dropEntries); nothing may execute
 }
 
 // Entry returns the manifest entry of a planned file.
 func (v *TableView) Entry(b planner.BucketID, name string) (*manifest.Entry, bool) {
 	e, ok := v.entries[b][name]
 	return e, ok
+}
+
+// dropEntries lets the manifest entries behind the view go, for a caller
+// that never executes a plan (Options.PlanOnly): the entry lookups are
+// dropped, the file set keeps only bucket-postpone's files (copied, so
+// that the entries' shared array is let go), and the planner files' keys,
+// which point into the entries' decoded bytes, are copied into one
+// array of their own.
+func (v *TableView) dropEntries() {
+	v.entries, v.buckets, v.planOnly = nil, nil, true
+	if v.FileSet != nil {
+		for _, p := range v.FileSet.Partitions {
+			for _, b := range p.Buckets {
+				b.Runs = nil
+				if b.Bucket == table.BucketPostpone {
+					b.Files = slices.Clone(b.Files)
+				} else {
+					b.Files = nil
+				}
+			}
+		}
+	}
+	n := 0
+	for i := range v.View.Buckets {
+		for _, f := range v.View.Buckets[i].Files {
+			n += len(f.MinKey) + len(f.MaxKey)
+		}
+	}
+	keys := make([]byte, 0, n)
+	clip := func(b []byte) []byte {
+		if b == nil {
+			return nil
+		}
+		off := len(keys)
+		keys = append(keys, b...)
+		return keys[off:len(keys):len(keys)]
+	}
+	for i := range v.View.Buckets {
+		files := v.View.Buckets[i].Files
+		for j := range files {
+			files[j].MinKey, files[j].MaxKey = clip(files[j].MinKey), clip(files[j].MaxKey)
+		}
+	}
 }
 
 // LoadView reads the latest snapshot's live files. A table without

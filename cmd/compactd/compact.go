@@ -168,7 +168,7 @@ func newPlanCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			o := compact.Options{Full: full}
+			o := compact.Options{Full: full, PlanOnly: true}
 			sel.apply(&o)
 			v, plan, popts, err := compact.PlanTable(ctx, t, o, time.Now())
 			if err != nil {
@@ -238,6 +238,7 @@ func newCompactCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			o.PlanOnly = true // the dry runs below only print the plan
 			if sel.asJSON && o.DryRun {
 				// The plan, as `plan --json` gives it: a dry run commits nothing to count.
 				v, plan, popts, err := compact.PlanTable(ctx, t, o, time.Now())
