@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/sourcegraph/conc/pool"
@@ -25,14 +26,35 @@ type TableView struct {
 	// PartitionPath names each planner partition identity (the partition
 	// bytes) for humans.
 	PartitionPath map[string]string
-	entries       map[planner.BucketID]bucketFiles
 	buckets       map[planner.BucketID]*table.BucketFiles
 	planOnly      bool // entries dropped (dropEntries); nothing may execute
+
+	mu      sync.Mutex                       // guards entries
+	entries map[planner.BucketID]bucketFiles // built per bucket on first use
 }
 
-// Entry returns the manifest entry of a planned file.
+// Entry returns the manifest entry of a planned file. Safe for concurrent
+// use; a bucket's name index is built when first asked for (a plan reads
+// none, a compaction only its jobs' buckets).
 func (v *TableView) Entry(b planner.BucketID, name string) (*manifest.Entry, bool) {
-	e, ok := v.entries[b][name]
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	files, ok := v.entries[b]
+	if !ok {
+		bf := v.buckets[b]
+		if bf == nil {
+			return nil, false
+		}
+		files = make(bucketFiles, len(bf.Files))
+		for i := range bf.Files {
+			files[bf.Files[i].File.FileName] = &bf.Files[i]
+		}
+		if v.entries == nil {
+			v.entries = map[planner.BucketID]bucketFiles{}
+		}
+		v.entries[b] = files
+	}
+	e, ok := files[name]
 	return e, ok
 }
 
@@ -43,7 +65,9 @@ func (v *TableView) Entry(b planner.BucketID, name string) (*manifest.Entry, boo
 // which point into the entries' decoded bytes, are copied into one
 // array of their own.
 func (v *TableView) dropEntries() {
+	v.mu.Lock()
 	v.entries, v.buckets, v.planOnly = nil, nil, true
+	v.mu.Unlock()
 	if v.FileSet != nil {
 		for _, p := range v.FileSet.Partitions {
 			for _, b := range p.Buckets {
@@ -85,7 +109,7 @@ func LoadView(ctx context.Context, t *table.Table, history int) (*TableView, err
 	latest, err := t.LatestSnapshot(ctx)
 	if err != nil {
 		if isNoSnapshot(err) {
-			return &TableView{entries: map[planner.BucketID]bucketFiles{}, buckets: map[planner.BucketID]*table.BucketFiles{}, PartitionPath: map[string]string{}}, nil
+			return &TableView{buckets: map[planner.BucketID]*table.BucketFiles{}, PartitionPath: map[string]string{}}, nil
 		}
 		return nil, err
 	}
@@ -107,7 +131,7 @@ func LoadView(ctx context.Context, t *table.Table, history int) (*TableView, err
 
 // ViewOf builds the planner's view of a file set.
 func ViewOf(t *table.Table, fs *table.FileSet) (*TableView, error) {
-	v := &TableView{Snapshot: fs.Snapshot, FileSet: fs, entries: map[planner.BucketID]bucketFiles{},
+	v := &TableView{Snapshot: fs.Snapshot, FileSet: fs,
 		buckets: map[planner.BucketID]*table.BucketFiles{}, PartitionPath: map[string]string{}}
 	keyTypes := rowTypes(t.Schema().TrimmedPrimaryKeyType())
 	cache := map[string]table.Row{}
@@ -137,7 +161,6 @@ func ViewOf(t *table.Table, fs *table.FileSet) (*TableView, error) {
 				}
 			}
 			pb := planner.Bucket{Partition: id.Partition, Bucket: id.Bucket, Files: make([]planner.File, 0, len(b.Files))}
-			files := make(bucketFiles, len(b.Files))
 			for i := range b.Files {
 				e := &b.Files[i]
 				f := planner.File{
@@ -152,10 +175,8 @@ func ViewOf(t *table.Table, fs *table.FileSet) (*TableView, error) {
 					f.HasDeletionVector, f.DeletedRows, f.DVIndexFile = true, card, dvFile[e.File.FileName]
 				}
 				pb.Files = append(pb.Files, f)
-				files[f.Name] = e
 			}
 			v.View.Buckets = append(v.View.Buckets, pb)
-			v.entries[id] = files
 			v.buckets[id] = b
 		}
 	}
