@@ -152,22 +152,26 @@ func (f *avroFieldReader) optInt64(name string) *int64 {
 	if !ok {
 		return nil
 	}
-	switch x := v.(type) {
+	var x int64
+	switch y := v.(type) {
 	case int64:
-		if f.slab != nil {
-			return f.slab.int64(x)
-		}
-		return &x
+		x = y
 	case int32:
-		if f.slab != nil {
-			return f.slab.int64(int64(x))
-		}
-		y := int64(x)
-		return &y
+		x = int64(y)
+	default:
+		f.failf("field %s: want long, have %T", name, v)
+		return nil
 	}
-	f.failf("field %s: want long, have %T", name, v)
-	return nil
+	if f.slab != nil {
+		return f.slab.int64(x)
+	}
+	return newInt64(x)
 }
+
+// newInt64 allocates x on its own; kept out of optInt64 so that the slab
+// path does not allocate too (a local whose address is taken escapes on
+// every path).
+func newInt64(x int64) *int64 { return &x }
 
 func (f *avroFieldReader) optString(name string) *string {
 	v, ok := f.raw(name)
@@ -196,6 +200,24 @@ func (f *avroFieldReader) optBytes(name string) []byte {
 		return f.slab.copyBytes(x)
 	}
 	return x[:len(x):len(x)]
+}
+
+// fileSource reads an optional _FILE_SOURCE.
+func (f *avroFieldReader) fileSource(name string) *FileSource {
+	v, ok := f.raw(name)
+	if !ok {
+		return nil
+	}
+	x, ok := asInt32(v)
+	if !ok {
+		f.failf("field %s: want int, have %T %v", name, v, v)
+		return nil
+	}
+	if f.slab != nil {
+		return f.slab.fileSource(FileSource(x))
+	}
+	fs := FileSource(x)
+	return &fs
 }
 
 // array returns the elements of an array field; nil if absent or null.

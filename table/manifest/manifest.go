@@ -105,10 +105,7 @@ func decodeDataFileMeta(r *avroFieldReader) DataFileMeta {
 		FirstRowID:        r.optInt64("_FIRST_ROW_ID"),
 		WriteCols:         r.stringArray("_WRITE_COLS", false),
 	}
-	if s := r.optInt32("_FILE_SOURCE"); s != nil {
-		fs := FileSource(*s)
-		m.FileSource = &fs
-	}
+	m.FileSource = r.fileSource("_FILE_SOURCE")
 	if a := r.array("_WRITE_COLS_SEQUENCES"); a != nil {
 		m.WriteColsSequences = make([]int64, len(a))
 		for i, e := range a {

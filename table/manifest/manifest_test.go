@@ -630,4 +630,12 @@ func TestDecodedEntriesDoNotAliasTheFile(t *testing.T) {
 	if *got[0].File.CreationTime != *entries[0].File.CreationTime {
 		t.Fatal("writing one optional number changed another")
 	}
+	for i := 1; i < len(got); i += 2 {
+		*got[i].File.FileSource = 9
+	}
+	for i := 0; i < len(got); i += 2 {
+		if *got[i].File.FileSource != *entries[i].File.FileSource {
+			t.Fatal("file sources share a slot")
+		}
+	}
 }

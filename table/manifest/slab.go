@@ -9,10 +9,11 @@ package manifest
 // taking the *int64 fields from one array saves an allocation (and an
 // object for the collector to visit) per field.
 type slab struct {
-	bytes  []byte
-	ints   []int64
-	ptrs   []*int64
-	shared map[string][]byte // repeated values (partitions), one copy each
+	bytes   []byte
+	ints    []int64
+	sources []FileSource
+	ptrs    []*int64
+	shared  map[string][]byte // repeated values (partitions), one copy each
 }
 
 const (
@@ -98,4 +99,13 @@ func (s *slab) int64Ptrs(n int) []*int64 {
 	off := len(s.ptrs)
 	s.ptrs = s.ptrs[:off+n]
 	return s.ptrs[off : off+n : off+n]
+}
+
+// fileSource returns a pointer to a fresh slot holding x.
+func (s *slab) fileSource(x FileSource) *FileSource {
+	if len(s.sources) == cap(s.sources) {
+		s.sources = make([]FileSource, 0, slabInts)
+	}
+	s.sources = append(s.sources, x)
+	return &s.sources[len(s.sources)-1]
 }
