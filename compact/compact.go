@@ -43,6 +43,13 @@ type Options struct {
 	Buckets *BucketRange
 	// DryRun plans without writing anything.
 	DryRun bool
+	// PlanOnly tells PlanTable that its caller only reads the plan and the
+	// view and never executes it (`plan`, the daemon's observation): the
+	// file set's manifest entries are let go before planning (they were
+	// the largest part of a plan's live heap, docs/perf.md), so the
+	// returned view finds no entry (TableView.Entry) and its FileSet keeps
+	// only the files of bucket-postpone, which PostponedOf counts.
+	PlanOnly bool
 	// CommitUser identifies this compactd process in snapshots; empty means
 	// a fresh UUID per run.
 	CommitUser string
@@ -434,6 +441,9 @@ func PlanTable(ctx context.Context, t *table.Table, o Options, now time.Time) (*
 	if err := checkSelection(t, v, o); err != nil {
 		return nil, planner.PlanResult{}, popts, err
 	}
+	if o.PlanOnly {
+		v.dropEntries()
+	}
 	var idle map[string]bool
 	if o.PartitionIdleTime > 0 {
 		// Before any other selection: idleness is the whole partition's.
@@ -638,6 +648,9 @@ func limitJobs(jobs []planner.Job, maxBuckets int, maxBytes int64) []planner.Job
 
 // newExecutor prepares the executor of t's jobs over the view v.
 func newExecutor(ctx context.Context, t *table.Table, v *TableView, o Options, now func() time.Time) (*executor, error) {
+	if v.planOnly {
+		return nil, fmt.Errorf("table %s: internal error: a plan-only view (Options.PlanOnly) has no manifest entries to compact", t.FullName())
+	}
 	x := &executor{t: t, view: v, targetSize: o.TargetFileSize, now: now}
 	s := t.Schema()
 	x.read = datafile.Schema{Fields: s.Fields, KeyNames: s.TrimmedPrimaryKeys()}

@@ -7,10 +7,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/compactd/compactd/compact"
 	"github.com/compactd/compactd/fileio"
@@ -616,5 +618,45 @@ func TestPerLevelFormatsCompactdWritesAreAccepted(t *testing.T) {
 	tb := newTable(t, map[string]string{"file.format.per.level": "0:avro,7:orc"})
 	if err := compact.Supported(reopen(t, tb), map[string]string{"num-levels": "8"}); err == nil || !strings.Contains(err.Error(), "level-7 files orc") {
 		t.Errorf("num-levels=8 override with 7:orc: %v", err)
+	}
+}
+
+// A plan-only PlanTable (`plan`, the daemon's observation) lets the
+// manifest entries go before planning: the plan and the planner's view
+// are the same as with the entries kept, and nothing can execute it.
+func TestPlanOnlyPlansTheSameAndCannotExecute(t *testing.T) {
+	ctx := context.Background()
+	tb := newTable(t, map[string]string{"num-sorted-run.compaction-trigger": "3"})
+	writeRandom(t, tb, rand.New(rand.NewPCG(7, 7)), "w", 6, 200, 500, true)
+	now := time.Now()
+	full, plan, _, err := compact.PlanTable(ctx, tb, compact.Options{}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	only, planOnly, _, err := compact.PlanTable(ctx, tb, compact.Options{PlanOnly: true}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Jobs) == 0 {
+		t.Fatal("test table has nothing to plan")
+	}
+	if !reflect.DeepEqual(plan, planOnly) {
+		t.Fatalf("plan-only plan differs:\n%+v\n%+v", planOnly, plan)
+	}
+	if !reflect.DeepEqual(full.View.Buckets, only.View.Buckets) {
+		t.Fatal("plan-only view differs")
+	}
+	if compact.PostponedOf(full.FileSet, "") != compact.PostponedOf(only.FileSet, "") {
+		t.Fatal("plan-only postponed counts differ")
+	}
+	j := plan.Jobs[0]
+	if _, ok := full.Entry(j.ID(), j.Inputs[0].Name); !ok {
+		t.Fatal("full view lacks an input's entry")
+	}
+	if _, ok := only.Entry(j.ID(), j.Inputs[0].Name); ok {
+		t.Fatal("plan-only view still finds entries")
+	}
+	if _, err := compact.Run(ctx, tb, compact.Options{PlanOnly: true}); err == nil || !strings.Contains(err.Error(), "plan-only") {
+		t.Fatalf("Run with PlanOnly = %v, want a refusal", err)
 	}
 }

@@ -7,7 +7,9 @@
 // start to commit, all jobs' results published by one table.Commit;
 // Supported (compact.go) is the one place a table is refused before anything
 // is planned; PlanTable and PlannerOptions (compact.go) plan without
-// executing (the CLI shows plans through them); LoadView and ViewOf
+// executing (the CLI shows plans through them; with Options.PlanOnly the
+// manifest entries are let go before planning and the view cannot be
+// executed); LoadView and ViewOf
 // (view.go) build the planner's view from a snapshot's FileSet; exec.go runs
 // one job: upgrades as metadata-only level changes, rewrites through package
 // scan into a write.Roller or write.AppendRoller.

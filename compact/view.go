@@ -3,6 +3,8 @@ package compact
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/sourcegraph/conc/pool"
@@ -24,14 +26,81 @@ type TableView struct {
 	// PartitionPath names each planner partition identity (the partition
 	// bytes) for humans.
 	PartitionPath map[string]string
-	entries       map[planner.BucketID]bucketFiles
 	buckets       map[planner.BucketID]*table.BucketFiles
+	planOnly      bool // entries dropped (dropEntries); nothing may execute
+
+	mu      sync.Mutex                       // guards entries
+	entries map[planner.BucketID]bucketFiles // built per bucket on first use
 }
 
-// Entry returns the manifest entry of a planned file.
+// Entry returns the manifest entry of a planned file. Safe for concurrent
+// use; a bucket's name index is built when first asked for (a plan reads
+// none, a compaction only its jobs' buckets).
 func (v *TableView) Entry(b planner.BucketID, name string) (*manifest.Entry, bool) {
-	e, ok := v.entries[b][name]
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	files, ok := v.entries[b]
+	if !ok {
+		bf := v.buckets[b]
+		if bf == nil {
+			return nil, false
+		}
+		files = make(bucketFiles, len(bf.Files))
+		for i := range bf.Files {
+			files[bf.Files[i].File.FileName] = &bf.Files[i]
+		}
+		if v.entries == nil {
+			v.entries = map[planner.BucketID]bucketFiles{}
+		}
+		v.entries[b] = files
+	}
+	e, ok := files[name]
 	return e, ok
+}
+
+// dropEntries lets the manifest entries behind the view go, for a caller
+// that never executes a plan (Options.PlanOnly): the entry lookups are
+// dropped, the file set keeps only bucket-postpone's files (copied, so
+// that the entries' shared array is let go), and the planner files' keys,
+// which point into the entries' decoded bytes, are copied into one
+// array of their own.
+func (v *TableView) dropEntries() {
+	v.mu.Lock()
+	v.entries, v.buckets, v.planOnly = nil, nil, true
+	v.mu.Unlock()
+	if v.FileSet != nil {
+		for _, p := range v.FileSet.Partitions {
+			for _, b := range p.Buckets {
+				b.Runs = nil
+				if b.Bucket == table.BucketPostpone {
+					b.Files = slices.Clone(b.Files)
+				} else {
+					b.Files = nil
+				}
+			}
+		}
+	}
+	n := 0
+	for i := range v.View.Buckets {
+		for _, f := range v.View.Buckets[i].Files {
+			n += len(f.MinKey) + len(f.MaxKey)
+		}
+	}
+	keys := make([]byte, 0, n)
+	clip := func(b []byte) []byte {
+		if b == nil {
+			return nil
+		}
+		off := len(keys)
+		keys = append(keys, b...)
+		return keys[off:len(keys):len(keys)]
+	}
+	for i := range v.View.Buckets {
+		files := v.View.Buckets[i].Files
+		for j := range files {
+			files[j].MinKey, files[j].MaxKey = clip(files[j].MinKey), clip(files[j].MaxKey)
+		}
+	}
 }
 
 // LoadView reads the latest snapshot's live files. A table without
@@ -40,7 +109,7 @@ func LoadView(ctx context.Context, t *table.Table, history int) (*TableView, err
 	latest, err := t.LatestSnapshot(ctx)
 	if err != nil {
 		if isNoSnapshot(err) {
-			return &TableView{entries: map[planner.BucketID]bucketFiles{}, buckets: map[planner.BucketID]*table.BucketFiles{}, PartitionPath: map[string]string{}}, nil
+			return &TableView{buckets: map[planner.BucketID]*table.BucketFiles{}, PartitionPath: map[string]string{}}, nil
 		}
 		return nil, err
 	}
@@ -62,7 +131,7 @@ func LoadView(ctx context.Context, t *table.Table, history int) (*TableView, err
 
 // ViewOf builds the planner's view of a file set.
 func ViewOf(t *table.Table, fs *table.FileSet) (*TableView, error) {
-	v := &TableView{Snapshot: fs.Snapshot, FileSet: fs, entries: map[planner.BucketID]bucketFiles{},
+	v := &TableView{Snapshot: fs.Snapshot, FileSet: fs,
 		buckets: map[planner.BucketID]*table.BucketFiles{}, PartitionPath: map[string]string{}}
 	keyTypes := rowTypes(t.Schema().TrimmedPrimaryKeyType())
 	cache := map[string]table.Row{}
@@ -91,8 +160,7 @@ func ViewOf(t *table.Table, fs *table.FileSet) (*TableView, error) {
 					dvFile[m.DataFileName] = idx.FileName
 				}
 			}
-			pb := planner.Bucket{Partition: id.Partition, Bucket: id.Bucket}
-			files := bucketFiles{}
+			pb := planner.Bucket{Partition: id.Partition, Bucket: id.Bucket, Files: make([]planner.File, 0, len(b.Files))}
 			for i := range b.Files {
 				e := &b.Files[i]
 				f := planner.File{
@@ -107,10 +175,8 @@ func ViewOf(t *table.Table, fs *table.FileSet) (*TableView, error) {
 					f.HasDeletionVector, f.DeletedRows, f.DVIndexFile = true, card, dvFile[e.File.FileName]
 				}
 				pb.Files = append(pb.Files, f)
-				files[f.Name] = e
 			}
 			v.View.Buckets = append(v.View.Buckets, pb)
-			v.entries[id] = files
 			v.buckets[id] = b
 		}
 	}

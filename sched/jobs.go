@@ -210,7 +210,7 @@ func (s *Scheduler) execute(ctx context.Context, t *tableState, k policy.Kind, j
 // observe measures a table's backlog and says whether compaction has work.
 func (s *Scheduler) observe(ctx context.Context, tb *table.Table, overrides map[string]string, buckets *compact.BucketRange) (Backlog, bool, error) {
 	now := s.opts.Now()
-	v, plan, popts, err := compact.PlanTable(ctx, tb, compact.Options{Overrides: overrides, Buckets: buckets}, now)
+	v, plan, popts, err := compact.PlanTable(ctx, tb, compact.Options{Overrides: overrides, Buckets: buckets, PlanOnly: true}, now)
 	if err != nil {
 		return Backlog{}, false, err
 	}

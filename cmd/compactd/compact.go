@@ -53,6 +53,10 @@ type jobView struct {
 	// Changelog names the changelog producer when the job writes
 	// changelog files (planner.Job.ProducesChangelog).
 	Changelog string `json:"changelog,omitempty"`
+	// rewrites and upgrades count the files Rewrite and Upgrade would
+	// name: the table prints only the counts, so text output builds no
+	// names (one string per file: 100k at 100k files).
+	rewrites, upgrades int
 }
 
 // lookupView explains a lookup compaction: which stored files the level-0
@@ -104,7 +108,9 @@ func lookupOf(v *compact.TableView, opts *planner.Options, j planner.Job) *looku
 	return l
 }
 
-func jobViews(v *compact.TableView, opts *planner.Options, jobs []planner.Job) []jobView {
+// jobViews gives the printable form of jobs; names fills Rewrite and
+// Upgrade (JSON), else only their counts are kept (printJobs).
+func jobViews(v *compact.TableView, opts *planner.Options, jobs []planner.Job, names bool) []jobView {
 	out := make([]jobView, 0, len(jobs))
 	for _, j := range jobs {
 		jv := jobView{Partition: v.PartitionPath[j.Partition], Bucket: j.Bucket, Reason: j.Reason, Full: j.Full,
@@ -115,11 +121,25 @@ func jobViews(v *compact.TableView, opts *planner.Options, jobs []planner.Job) [
 		for _, f := range j.Inputs {
 			jv.BytesIn += f.Size
 		}
-		for _, f := range j.Rewritten() {
-			jv.Rewrite = append(jv.Rewrite, f.String())
+		for _, s := range j.Steps {
+			switch s.Kind {
+			case planner.StepUpgrade:
+				jv.upgrades++
+			case planner.StepRewrite:
+				for _, sec := range s.Sections {
+					for _, run := range sec {
+						jv.rewrites += len(run)
+					}
+				}
+			}
 		}
-		for _, f := range j.Upgrades() {
-			jv.Upgrade = append(jv.Upgrade, f.String())
+		if names {
+			for _, f := range j.Rewritten() {
+				jv.Rewrite = append(jv.Rewrite, f.String())
+			}
+			for _, f := range j.Upgrades() {
+				jv.Upgrade = append(jv.Upgrade, f.String())
+			}
 		}
 		out = append(out, jv)
 	}
@@ -138,7 +158,7 @@ func printJobs(w io.Writer, jobs []jobView) {
 		if part == "" {
 			part = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%v\t%s\n", part, j.Bucket, j.FilesIn, j.BytesIn, len(j.Rewrite), len(j.Upgrade), j.OutputLevel, j.DropDelete, j.Reason)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%v\t%s\n", part, j.Bucket, j.FilesIn, j.BytesIn, j.rewrites, j.upgrades, j.OutputLevel, j.DropDelete, j.Reason)
 	}
 	tw.Flush()
 	for _, j := range jobs {
@@ -168,16 +188,20 @@ func newPlanCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			o := compact.Options{Full: full}
+			o := compact.Options{Full: full, PlanOnly: true}
 			sel.apply(&o)
 			v, plan, popts, err := compact.PlanTable(ctx, t, o, time.Now())
 			if err != nil {
 				return err
 			}
-			jobs := jobViews(v, &popts, plan.Jobs)
-			backlog := planner.Backlog(v.View, popts, time.Now())
+			jobs := jobViews(v, &popts, plan.Jobs, sel.asJSON)
 			postponed := compact.PostponedOf(v.FileSet, o.Partition)
 			if sel.asJSON {
+				// Only JSON reports the backlog: its simulated rounds
+				// re-plan every bucket until none has a job, which at
+				// 100k files allocated more than the plan itself
+				// (docs/perf.md).
+				backlog := planner.Backlog(v.View, popts, time.Now())
 				return writeJSON(os.Stdout, map[string]any{"table": t.FullName(), "jobs": jobs, "backlog": backlog, "postponed": postponed, "supported": errString(compact.Supported(t, nil))}, false)
 			}
 			if err := compact.Supported(t, nil); err != nil {
@@ -234,6 +258,7 @@ func newCompactCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			o.PlanOnly = true // the dry runs below only print the plan
 			if sel.asJSON && o.DryRun {
 				// The plan, as `plan --json` gives it: a dry run commits nothing to count.
 				v, plan, popts, err := compact.PlanTable(ctx, t, o, time.Now())
@@ -241,7 +266,7 @@ func newCompactCmd() *cobra.Command {
 					return err
 				}
 				return writeJSON(os.Stdout, map[string]any{
-					"table": sum.Table, "dryRun": true, "jobs": jobViews(v, &popts, plan.Jobs),
+					"table": sum.Table, "dryRun": true, "jobs": jobViews(v, &popts, plan.Jobs, true),
 					"postponed": sum.Postponed,
 				}, false)
 			}
@@ -260,7 +285,7 @@ func newCompactCmd() *cobra.Command {
 					return err
 				}
 				printPostponed(os.Stdout, sum.Postponed)
-				printJobs(os.Stdout, jobViews(v, &popts, plan.Jobs))
+				printJobs(os.Stdout, jobViews(v, &popts, plan.Jobs, false))
 				return nil
 			}
 			if sum.Postponed.Snapshot != 0 {

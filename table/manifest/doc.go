@@ -18,7 +18,10 @@
 //     file's own writer schema, every length bounded by the bytes present.
 //     Damage wraps ErrCorrupt; Parquet manifests and unknown codecs are
 //     ErrUnsupportedFormat. ORC manifests (orc.go) decode through
-//     internal/orc into the same generic records.
+//     internal/orc into the same generic records. A data manifest's
+//     entries copy their byte fields out of the decoded blocks and take
+//     their optional numbers from shared arrays (slab.go), so live entries
+//     do not keep whole decompressed blocks alive.
 //   - Format (format.go): manifest.format=orc writes all three in ORC
 //     through internal/orc, with the schemas, paimon.id attributes and
 //     writer settings Java Paimon 1.4 uses; Encode, EncodeList and

@@ -12,6 +12,10 @@ type avroFieldReader struct {
 	rec  *avroRec
 	path string // for error messages, e.g. "_FILE"
 	err  error
+	// slab, when set, holds copies of the bytes and optional numbers
+	// read, so that nothing read aliases the decoded block (data
+	// manifests; see slab). Nil: bytes alias the block.
+	slab *slab
 }
 
 func (f *avroFieldReader) failf(format string, args ...any) {
@@ -108,10 +112,26 @@ func (f *avroFieldReader) bytes(name string) []byte {
 	if !ok {
 		f.failf("field %s: want bytes, have %T", name, v)
 	}
+	if f.slab != nil {
+		return f.slab.copyBytes(x)
+	}
 	// Decoded bytes alias a decompressed block owned by this decode; the
 	// capacity is clipped so an append by the caller cannot overwrite a
 	// neighbouring value.
 	return x[:len(x):len(x)]
+}
+
+// sharedBytes is bytes for a value that repeats across a file's records:
+// with a slab, equal values share one copy.
+func (f *avroFieldReader) sharedBytes(name string) []byte {
+	s := f.slab
+	if s == nil {
+		return f.bytes(name)
+	}
+	f.slab = nil
+	b := f.bytes(name)
+	f.slab = s
+	return s.intern(b)
 }
 
 func (f *avroFieldReader) optInt32(name string) *int32 {
@@ -132,16 +152,26 @@ func (f *avroFieldReader) optInt64(name string) *int64 {
 	if !ok {
 		return nil
 	}
-	switch x := v.(type) {
+	var x int64
+	switch y := v.(type) {
 	case int64:
-		return &x
+		x = y
 	case int32:
-		y := int64(x)
-		return &y
+		x = int64(y)
+	default:
+		f.failf("field %s: want long, have %T", name, v)
+		return nil
 	}
-	f.failf("field %s: want long, have %T", name, v)
-	return nil
+	if f.slab != nil {
+		return f.slab.int64(x)
+	}
+	return newInt64(x)
 }
+
+// newInt64 allocates x on its own; kept out of optInt64 so that the slab
+// path does not allocate too (a local whose address is taken escapes on
+// every path).
+func newInt64(x int64) *int64 { return &x }
 
 func (f *avroFieldReader) optString(name string) *string {
 	v, ok := f.raw(name)
@@ -166,7 +196,28 @@ func (f *avroFieldReader) optBytes(name string) []byte {
 		f.failf("field %s: want bytes, have %T", name, v)
 		return nil
 	}
+	if f.slab != nil {
+		return f.slab.copyBytes(x)
+	}
 	return x[:len(x):len(x)]
+}
+
+// fileSource reads an optional _FILE_SOURCE.
+func (f *avroFieldReader) fileSource(name string) *FileSource {
+	v, ok := f.raw(name)
+	if !ok {
+		return nil
+	}
+	x, ok := asInt32(v)
+	if !ok {
+		f.failf("field %s: want int, have %T %v", name, v, v)
+		return nil
+	}
+	if f.slab != nil {
+		return f.slab.fileSource(FileSource(x))
+	}
+	fs := FileSource(x)
+	return &fs
 }
 
 // array returns the elements of an array field; nil if absent or null.
@@ -221,7 +272,7 @@ func (f *avroFieldReader) record(name string, required bool) *avroFieldReader {
 		f.failf("field %s: want record, have %T", name, v)
 		return nil
 	}
-	return &avroFieldReader{rec: r, path: f.path + "." + name}
+	return &avroFieldReader{rec: r, path: f.path + "." + name, slab: f.slab}
 }
 
 // done propagates a nested reader's error.
@@ -241,8 +292,14 @@ func (f *avroFieldReader) simpleStats(name string) SimpleStats {
 		MaxValues: r.bytes("_MAX_VALUES"),
 	}
 	if a := r.array("_NULL_COUNTS"); a != nil {
-		s.NullCounts = make([]*int64, len(a))
-		counts := make([]int64, len(a))
+		var counts []int64
+		if r.slab != nil {
+			s.NullCounts = r.slab.int64Ptrs(len(a))
+			counts = r.slab.int64s(len(a))
+		} else {
+			s.NullCounts = make([]*int64, len(a))
+			counts = make([]int64, len(a))
+		}
 		for i, e := range a {
 			switch x := e.(type) {
 			case nil:

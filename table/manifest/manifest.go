@@ -53,20 +53,24 @@ func Read(ctx context.Context, fio fileio.FileIO, path string) ([]Entry, error) 
 
 // Decode decodes the bytes of a manifest file.
 func Decode(data []byte) ([]Entry, error) {
-	return decodeEntries(data, decodeEntry)
+	s := &slab{}
+	return decodeEntries(data, func(v any) (Entry, error) { return decodeEntry(v, s) })
 }
 
-func decodeEntry(v any) (Entry, error) {
+// decodeEntry decodes one entry, its bytes and optional numbers copied
+// into s (nothing aliases the decoded block).
+func decodeEntry(v any, s *slab) (Entry, error) {
 	r, err := topRecord(v, "manifest entry")
 	if err != nil {
 		return Entry{}, err
 	}
+	r.slab = s
 	if ver := r.int32("_VERSION"); r.err == nil && ver != manifestVersion {
 		return Entry{}, fmt.Errorf("manifest entry _VERSION %d, only %d is supported (Java: please recreate the table)", ver, manifestVersion)
 	}
 	var e Entry
 	e.Kind = r.fileKind()
-	e.Partition = r.bytes("_PARTITION")
+	e.Partition = r.sharedBytes("_PARTITION") // a manifest holds few partitions
 	e.Bucket = r.int32("_BUCKET")
 	e.TotalBuckets = r.int32("_TOTAL_BUCKETS")
 	if fr := r.record("_FILE", true); fr != nil {
@@ -101,10 +105,7 @@ func decodeDataFileMeta(r *avroFieldReader) DataFileMeta {
 		FirstRowID:        r.optInt64("_FIRST_ROW_ID"),
 		WriteCols:         r.stringArray("_WRITE_COLS", false),
 	}
-	if s := r.optInt32("_FILE_SOURCE"); s != nil {
-		fs := FileSource(*s)
-		m.FileSource = &fs
-	}
+	m.FileSource = r.fileSource("_FILE_SOURCE")
 	if a := r.array("_WRITE_COLS_SEQUENCES"); a != nil {
 		m.WriteColsSequences = make([]int64, len(a))
 		for i, e := range a {

@@ -576,3 +576,66 @@ func TestFileIdentifierString(t *testing.T) {
 		t.Errorf("got %s", got)
 	}
 }
+
+// Data-manifest entries are decoded with their byte fields copied out of
+// the decoded block into shared chunks (so one entry cannot keep a whole
+// block alive, docs/perf.md) and their optional numbers taken from shared
+// arrays: across several chunks, every value still reads back as written,
+// nothing depends on the file's bytes, no byte field has spare capacity
+// an append could write a neighbour through, and every optional number is
+// a slot of its own.
+func TestDecodedEntriesDoNotAliasTheFile(t *testing.T) {
+	sample := mfSampleEntries(t)
+	var entries []manifest.Entry
+	for i := range 3000 {
+		e := sample[i%2]
+		e.File.FileName = strings.Repeat("x", i%7) + e.File.FileName
+		e.File.MinKey = bytes.Repeat([]byte{byte(i)}, 8+i%300) // some past a chunk's small-value bound
+		entries = append(entries, e)
+	}
+	data, err := manifest.Encode(entries, manifest.Avro("none"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := manifest.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range data {
+		data[i] = 0xff
+	}
+	if !reflect.DeepEqual(got, entries) {
+		t.Fatal("entries changed with the file's bytes")
+	}
+	for i := range got {
+		f := &got[i].File
+		for _, b := range [][]byte{got[i].Partition, f.MinKey, f.MaxKey, f.KeyStats.MinValues, f.ValueStats.MaxValues, f.EmbeddedIndex} {
+			if cap(b) != len(b) {
+				t.Fatalf("entry %d: a byte field has capacity %d > length %d", i, cap(b), len(b))
+			}
+		}
+		if cap(f.KeyStats.NullCounts) != len(f.KeyStats.NullCounts) {
+			t.Fatalf("entry %d: null counts have spare capacity", i)
+		}
+		if f.DeleteRowCount != nil {
+			*f.DeleteRowCount = -7
+		}
+	}
+	// Each optional number is its own slot.
+	for i := 1; i < len(got); i += 2 {
+		if got[i].File.DeleteRowCount != nil && *got[i].File.DeleteRowCount != -7 {
+			t.Fatal("optional numbers share a slot")
+		}
+	}
+	if *got[0].File.CreationTime != *entries[0].File.CreationTime {
+		t.Fatal("writing one optional number changed another")
+	}
+	for i := 1; i < len(got); i += 2 {
+		*got[i].File.FileSource = 9
+	}
+	for i := 0; i < len(got); i += 2 {
+		if *got[i].File.FileSource != *entries[i].File.FileSource {
+			t.Fatal("file sources share a slot")
+		}
+	}
+}
