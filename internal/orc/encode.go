@@ -469,16 +469,15 @@ func (c *compressor) appendChunk(out, chunk []byte) ([]byte, error) {
 func (c *compressor) spill(s *stream, final bool) error {
 	if c.kind == CompressionNone {
 		if final {
-			s.z = s.data
+			s.z = segments{bufs: [][]byte{s.data}, n: len(s.data), aliased: true}
 		}
 		return nil
 	}
 	i := 0
 	for len(s.data)-i >= c.block || (final && i < len(s.data)) {
 		end := min(i+c.block, len(s.data))
-		s.starts = append(s.starts, uint64(len(s.z)))
-		var err error
-		if s.z, err = c.appendChunk(s.z, s.data[i:end]); err != nil {
+		s.starts = append(s.starts, uint64(s.z.n))
+		if err := c.appendSegment(&s.z, s.data[i:end]); err != nil {
 			return err
 		}
 		i = end
@@ -486,6 +485,73 @@ func (c *compressor) spill(s *stream, final bool) error {
 	s.off += uint64(i)
 	s.data = s.data[:copy(s.data, s.data[i:])]
 	return nil
+}
+
+// appendSegment appends chunk compressed, with its header, to z.
+func (c *compressor) appendSegment(z *segments, chunk []byte) error {
+	// Room for the worst case: a stored chunk and its header, or zstd's
+	// bound before the stored form replaces it (len/256 + 64 more).
+	b := z.tail(len(chunk) + len(chunk)/64 + 64)
+	had := len(b)
+	b, err := c.appendChunk(b, chunk)
+	if err != nil {
+		return err
+	}
+	z.bufs[len(z.bufs)-1] = b
+	z.n += len(b) - had
+	return nil
+}
+
+// segments holds a stream's compressed bytes as a list of buffers, so
+// appending a chunk never moves the bytes before it: one contiguous
+// buffer grew by doubling, copying its bytes again at every growth and
+// holding up to half of itself unused when the stripe ended (its peak
+// counts in a compaction's RSS). A stripe's segments are kept for the
+// next one's streams (recycle).
+type segments struct {
+	bufs [][]byte
+	n    int
+	free [][]byte // the previous stripe's buffers, emptied
+	// aliased: bufs is the stream's uncompressed data itself (no
+	// compression), so its buffer is not free for reuse.
+	aliased bool
+}
+
+// maxSegment bounds a new buffer's size when it is not needed for one
+// chunk: a segment as large as the stream so far (append's doubling,
+// without the copies) up to this.
+const maxSegment = 1 << 20
+
+// tail returns the last buffer, with room for need more bytes.
+func (z *segments) tail(need int) []byte {
+	if k := len(z.bufs); k > 0 {
+		if b := z.bufs[k-1]; cap(b)-len(b) >= need {
+			return b
+		}
+	}
+	size := max(need, min(z.n, maxSegment))
+	var b []byte
+	if k := len(z.free); k > 0 && cap(z.free[k-1]) >= size {
+		b, z.free = z.free[k-1][:0], z.free[:k-1]
+	} else {
+		b = make([]byte, 0, size)
+	}
+	z.bufs = append(z.bufs, b)
+	return b
+}
+
+// recycled returns empty segments whose free buffers are z's (the buffers
+// of a stripe already written out).
+func (z *segments) recycled() segments {
+	if z.aliased {
+		return segments{free: z.free}
+	}
+	free := z.free
+	for i := len(z.bufs) - 1; i >= 0; i-- {
+		free = append(free, z.bufs[i][:0])
+	}
+	clear(z.bufs)
+	return segments{bufs: z.bufs[:0], free: free}
 }
 
 func (c *compressor) chunk(b []byte) ([]byte, error) {

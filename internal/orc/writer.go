@@ -616,7 +616,7 @@ type stream struct {
 	col, kind int
 	data      []byte     // uncompressed bytes not compressed yet
 	off       uint64     // uncompressed bytes before data
-	z         []byte     // compressed chunks (spill)
+	z         segments   // compressed chunks (spill)
 	starts    []uint64   // compressed offset of each chunk
 	marks     [][]uint64 // per group: [uncompressed offset, RLE positions...]
 }
@@ -668,14 +668,14 @@ func (w *Writer) flushStripe() error {
 	// Compress every stream and translate its marks into positions.
 	type out struct {
 		s    *stream
-		data []byte
+		data [][]byte
+		n    int
 	}
 	outs := make([]out, len(se.streams))
 	for i, s := range se.streams {
-		z, starts := s.z, s.starts
-		outs[i] = out{s, z}
+		outs[i] = out{s, s.z.bufs, s.z.n}
 		for g, m := range s.marks {
-			p := w.comp.position(nil, starts, len(z), m[0])
+			p := w.comp.position(nil, s.starts, s.z.n, m[0])
 			positions[s.col][g] = append(append(positions[s.col][g], p...), m[1:]...)
 		}
 	}
@@ -696,18 +696,18 @@ func (w *Writer) flushStripe() error {
 			if err != nil {
 				return fmt.Errorf("orc writer: %w", err)
 			}
-			index = append(index, out{&stream{col: c.id, kind: streamRowIndex}, z})
+			index = append(index, out{&stream{col: c.id, kind: streamRowIndex}, [][]byte{z}, len(z)})
 		}
 	}
 	var footer pb
 	var indexLen, dataLen uint64
 	for _, o := range index {
-		footer = footer.bytes(1, pb(nil).uint(1, uint64(o.s.kind)).uint(2, uint64(o.s.col)).uint(3, uint64(len(o.data))))
-		indexLen += uint64(len(o.data))
+		footer = footer.bytes(1, pb(nil).uint(1, uint64(o.s.kind)).uint(2, uint64(o.s.col)).uint(3, uint64(o.n)))
+		indexLen += uint64(o.n)
 	}
 	for _, o := range outs {
-		footer = footer.bytes(1, pb(nil).uint(1, uint64(o.s.kind)).uint(2, uint64(o.s.col)).uint(3, uint64(len(o.data))))
-		dataLen += uint64(len(o.data))
+		footer = footer.bytes(1, pb(nil).uint(1, uint64(o.s.kind)).uint(2, uint64(o.s.col)).uint(3, uint64(o.n)))
+		dataLen += uint64(o.n)
 	}
 	for _, e := range se.encs {
 		footer = footer.bytes(2, e)
@@ -719,13 +719,17 @@ func (w *Writer) flushStripe() error {
 	}
 	info := StripeInfo{Offset: w.off, IndexLength: indexLen, DataLength: dataLen, FooterLength: uint64(len(zf)), NumRows: w.rows}
 	for _, o := range index {
-		if err := w.put(o.data); err != nil {
-			return err
+		for _, b := range o.data {
+			if err := w.put(b); err != nil {
+				return err
+			}
 		}
 	}
 	for _, o := range outs {
-		if err := w.put(o.data); err != nil {
-			return err
+		for _, b := range o.data {
+			if err := w.put(b); err != nil {
+				return err
+			}
 		}
 	}
 	if err := w.put(zf); err != nil {
@@ -856,7 +860,7 @@ func (c *colWriter) newStream(kind int) *stream {
 	s := c.spare[n-1]
 	c.spare = c.spare[:n-1]
 	clear(s.marks)
-	*s = stream{col: c.id, kind: kind, data: s.data[:0], z: s.z[:0], starts: s.starts[:0], marks: s.marks[:0]}
+	*s = stream{col: c.id, kind: kind, data: s.data[:0], z: s.z.recycled(), starts: s.starts[:0], marks: s.marks[:0]}
 	return s
 }
 
