@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -78,6 +79,15 @@ type CommitRequest struct {
 	// OnAttempt, if set, is called with each attempt's latest snapshot id
 	// before anything is written (tests use it to interleave writers).
 	OnAttempt func(latest int64)
+	// Planned, if set, is the file set the commit was computed from (the
+	// planner's read of some snapshot). An attempt whose latest snapshot
+	// is that very snapshot (SameFiles: the same id and the same manifest
+	// lists and index manifest, which are immutable files with unique
+	// names) takes its data manifests, live files and index entries from
+	// Planned instead of reading them again; against any other latest
+	// snapshot the attempt reads and checks everything as without it.
+	// Planned must not be changed while the commit runs.
+	Planned *FileSet
 	// Verify, if set, checks each attempt's latest snapshot (nil for an
 	// empty table) before anything is written; an error ends the commit
 	// with nothing published. It is how a commit states a precondition the
@@ -263,7 +273,13 @@ func (t *Table) DeleteUnreferenced(paths []string) {
 func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitRequest, check bool) (*Snapshot, []string, error) {
 	var written []string
 	var base []manifest.ListEntry
-	if latest != nil {
+	// planned is req.Planned when it is the latest snapshot's file set:
+	// then nothing of the snapshot is read again.
+	var planned *FileSet
+	if latest != nil && req.Planned != nil && req.Planned.Snapshot.SameFiles(latest) {
+		planned = req.Planned
+		base = slices.Clone(planned.Manifests)
+	} else if latest != nil {
 		var err error
 		if base, err = t.DataManifests(ctx, latest); err != nil {
 			return nil, nil, fmt.Errorf("commit to %s: %w", t.FullName(), err)
@@ -276,9 +292,13 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 		latestID := int64(0)
 		if latest != nil {
 			latestID = latest.ID
-			var err error
-			if index, err = t.IndexEntries(ctx, latest); err != nil {
-				return nil, nil, fmt.Errorf("commit to %s: %w", t.FullName(), err)
+			if planned != nil {
+				index = planned.Index
+			} else {
+				var err error
+				if index, err = t.IndexEntries(ctx, latest); err != nil {
+					return nil, nil, fmt.Errorf("commit to %s: %w", t.FullName(), err)
+				}
 			}
 			for i := range index {
 				if index[i].Kind != manifest.FileKindAdd {
@@ -296,7 +316,7 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 		return nil, nil, err
 	}
 	if check {
-		if err := t.checkConflicts(ctx, latest, base, req.Kind, req.Entries, req.IndexChanges); err != nil {
+		if err := t.checkConflicts(ctx, latest, base, planned, req.Kind, req.Entries, req.IndexChanges); err != nil {
 			return nil, nil, err
 		}
 	}
