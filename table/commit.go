@@ -335,21 +335,22 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 	schema := t.Schema()
 	partTypes := typesOfRow(schema.PartitionType())
 
-	merged, newFiles, err := t.mergeManifests(ctx, base, partTypes, schema.ID, codec)
-	written = append(written, newFiles...)
+	// Every metadata file of the attempt is encoded first, then all are
+	// written side by side (commit_write.go); the snapshot naming them is
+	// published only once every one is written.
+	var pending []pendingFile
+	merged, err := t.mergeManifests(ctx, base, partTypes, schema.ID, codec, &pending)
 	if err != nil {
 		return nil, written, err
 	}
-	baseName := t.paths.NewManifestListName()
-	baseSize, err := manifest.WriteList(ctx, t.fio, t.paths.ManifestPath(baseName), merged, codec)
+	baseName, baseSize, err := t.encodeList(merged, codec, &pending)
 	if err != nil {
 		return nil, written, err
 	}
-	written = append(written, t.paths.ManifestPath(baseName))
 
 	var delta []manifest.ListEntry
 	if len(req.Entries) > 0 {
-		meta, err := t.writeManifest(ctx, req.Entries, partTypes, schema.ID, codec, &written)
+		meta, err := t.encodeManifest(req.Entries, partTypes, schema.ID, codec, &pending)
 		if err != nil {
 			return nil, written, err
 		}
@@ -362,19 +363,24 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 	if len(req.IndexChanges) > 0 {
 		name := t.paths.NewIndexManifestName()
 		path := t.paths.ManifestPath(name)
-		if _, err := manifest.WriteIndex(ctx, t.fio, path, CombineIndexEntries(index, req.IndexChanges), codec); err != nil {
-			return nil, written, fmt.Errorf("commit to %s: %w", t.FullName(), err)
+		data, err := manifest.EncodeIndex(CombineIndexEntries(index, req.IndexChanges), codec)
+		if err != nil {
+			return nil, written, fmt.Errorf("commit to %s: encode index manifest %s: %w", t.FullName(), path, err)
 		}
-		written = append(written, path)
+		pending = append(pending, pendingFile{path: path, what: "index manifest", data: data})
 		indexName = &name
 	}
 
 	var changelogName *string
 	var changelogSize, changelogRecords *int64
 	if len(req.Changelog) > 0 {
-		name, size, err := t.writeChangelogManifests(ctx, req.Changelog, partTypes, schema.ID, codec, &written)
+		meta, err := t.encodeManifest(req.Changelog, partTypes, schema.ID, codec, &pending)
 		if err != nil {
-			return nil, written, err
+			return nil, written, fmt.Errorf("commit to %s: changelog manifest: %w", t.FullName(), err)
+		}
+		name, size, err := t.encodeList([]manifest.ListEntry{meta}, codec, &pending)
+		if err != nil {
+			return nil, written, fmt.Errorf("commit to %s: changelog manifest list: %w", t.FullName(), err)
 		}
 		var rows int64
 		for i := range req.Changelog {
@@ -383,12 +389,15 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 		changelogName, changelogSize, changelogRecords = &name, &size, &rows
 	}
 
-	deltaName := t.paths.NewManifestListName()
-	deltaSize, err := manifest.WriteList(ctx, t.fio, t.paths.ManifestPath(deltaName), delta, codec)
+	deltaName, deltaSize, err := t.encodeList(delta, codec, &pending)
 	if err != nil {
 		return nil, written, err
 	}
-	written = append(written, t.paths.ManifestPath(deltaName))
+	attempted, err := t.writePending(ctx, pending)
+	written = append(written, attempted...)
+	if err != nil {
+		return nil, written, err
+	}
 
 	var deltaRecords int64
 	for i := range req.Entries {
@@ -465,35 +474,4 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 		return nil, written, err
 	}
 	return s, nil, nil
-}
-
-// writeChangelogManifests writes the changelog entries to a manifest and
-// a manifest list naming it (Java's changelog manifest list of the
-// snapshot), adding both paths to written; it returns the list's name and
-// size.
-func (t *Table) writeChangelogManifests(ctx context.Context, entries []manifest.Entry, partTypes []DataType, schemaID int64, codec manifest.Format, written *[]string) (string, int64, error) {
-	meta, err := t.writeManifest(ctx, entries, partTypes, schemaID, codec, written)
-	if err != nil {
-		return "", 0, fmt.Errorf("commit to %s: changelog manifest: %w", t.FullName(), err)
-	}
-	list := t.paths.NewManifestListName()
-	listSize, err := manifest.WriteList(ctx, t.fio, t.paths.ManifestPath(list), []manifest.ListEntry{meta}, codec)
-	if err != nil {
-		return "", 0, fmt.Errorf("commit to %s: changelog manifest list: %w", t.FullName(), err)
-	}
-	*written = append(*written, t.paths.ManifestPath(list))
-	return list, listSize, nil
-}
-
-// writeManifest writes entries to a new manifest file, adding its path to
-// written, and returns its manifest-list entry.
-func (t *Table) writeManifest(ctx context.Context, entries []manifest.Entry, partTypes []DataType, schemaID int64, codec manifest.Format, written *[]string) (manifest.ListEntry, error) {
-	name := t.paths.NewManifestFileName()
-	path := t.paths.ManifestPath(name)
-	size, err := manifest.Write(ctx, t.fio, path, entries, codec)
-	if err != nil {
-		return manifest.ListEntry{}, err
-	}
-	*written = append(*written, path)
-	return NewManifestListEntry(name, size, entries, partTypes, schemaID)
 }
