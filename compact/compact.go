@@ -567,6 +567,8 @@ func Run(ctx context.Context, t *table.Table, o Options) (*Summary, error) {
 			return sum, nil
 		}
 		jobs := limitJobs(plan.Jobs, o.MaxBuckets, o.MaxBytes)
+		// The commit's store probe (S3) runs while the jobs do.
+		t.PrepareCommit(ctx)
 		var deadline time.Time
 		if o.TimeBudget > 0 {
 			deadline = start.Add(o.TimeBudget)

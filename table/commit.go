@@ -141,6 +141,9 @@ func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, e
 	if maxWait <= 0 {
 		maxWait = 10 * time.Second
 	}
+	// The store's probe (S3) overlaps reading the latest snapshot and
+	// writing the manifests.
+	t.PrepareCommit(ctx)
 	// As Java's commit waits: min(minWait·2ⁿ, maxWait) plus up to 20% more.
 	wait := backoff.Policy{Base: minWait, Max: maxWait, Above: 0.2}
 	var uncertainSince int64 = -1

@@ -43,6 +43,19 @@ func (t *Table) SetSnapshotCommit(c SnapshotCommit) { t.snapshotCommit = c }
 // SnapshotCommit rather than straight to the file system.
 func (t *Table) HasCatalogCommit() bool { return t.snapshotCommit != nil }
 
+// PrepareCommit lets the store start what its exclusive create must learn
+// first (the S3 conditional-write probe, three round trips) in the
+// background, so that a commit coming later does not wait for it. It does
+// nothing for a read-only table or one whose catalog publishes through its
+// own API (nothing may or need be written then), and never fails: the
+// commit reports the probe's answer.
+func (t *Table) PrepareCommit(ctx context.Context) {
+	if t.readOnly != "" || t.snapshotCommit != nil {
+		return
+	}
+	fileio.PrepareExclusive(ctx, t.fio, t.paths.SnapshotDir())
+}
+
 func (t *Table) publish(ctx context.Context, s *Snapshot, data []byte, delta []manifest.Entry) error {
 	if t.readOnly != "" {
 		// A catalog publishes through its own API, not the table's
