@@ -156,7 +156,17 @@ func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, e
 		return err
 	}
 	for attempt := 1; ; attempt++ {
+		// The newest schema is listed while the latest snapshot is read
+		// (two round trips on an object store, not three).
+		var ls *TableSchema
+		var lsErr error
+		listed := make(chan struct{})
+		go func() {
+			defer close(listed)
+			ls, lsErr = t.LatestSchema(ctx)
+		}()
 		latest, err := t.LatestSnapshot(ctx)
+		<-listed
 		if err != nil && !errors.Is(err, ErrNoSnapshot) {
 			return nil, unknown(fmt.Errorf("commit to %s: %w", t.FullName(), err))
 		}
@@ -181,7 +191,7 @@ func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, e
 				return nil, unknown(err)
 			}
 		}
-		s, written, err := t.tryCommit(ctx, latest, req, check)
+		s, written, err := t.tryCommit(ctx, latest, ls, lsErr, req, check)
 		if err == nil {
 			return &CommitResult{Snapshot: s, Attempts: attempt}, nil
 		}
@@ -273,7 +283,10 @@ func (t *Table) DeleteUnreferenced(paths []string) {
 
 // tryCommit makes one attempt on top of latest (nil for an empty table). It
 // returns the paths of the metadata files it wrote.
-func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitRequest, check bool) (*Snapshot, []string, error) {
+//
+// ls is the newest schema (lsErr why it could not be read), listed while
+// latest was read.
+func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, ls *TableSchema, lsErr error, req CommitRequest, check bool) (*Snapshot, []string, error) {
 	var written []string
 	var base []manifest.ListEntry
 	// planned is req.Planned when it is the latest snapshot's file set:
@@ -325,9 +338,15 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 	}
 	// A table altered since Open to manifests compactd cannot write
 	// (writable.go) is refused before anything is written.
-	ls, err := t.LatestSchema(ctx)
-	if err != nil {
-		return nil, written, fmt.Errorf("commit to %s: %w", t.FullName(), err)
+	if lsErr == nil && latest != nil && latest.SchemaID > ls.ID {
+		// A schema added after the listing and already used by the
+		// latest snapshot: list again, so that the metadata is written
+		// in the format of the schema the snapshot names, as when the
+		// schemas were listed after the snapshot was read.
+		ls, lsErr = t.LatestSchema(ctx)
+	}
+	if lsErr != nil {
+		return nil, written, fmt.Errorf("commit to %s: %w", t.FullName(), lsErr)
 	}
 	// Metadata is written in the latest schema's manifest.format: Java
 	// reads all of a table's metadata files with that format's reader.

@@ -96,14 +96,23 @@ func (t *Table) PublishSnapshotFile(ctx context.Context, s *Snapshot, data []byt
 	// can overwrite our snapshot after our exclusive create. Reading it back
 	// tells whether we still hold the id; if not, nothing references our
 	// files and the commit is retried on top of the winner.
+	//
+	// The LATEST hint is written while the snapshot is read back: it only
+	// says that snapshot-<s.ID> exists, which holds from the exclusive
+	// create on whoever's snapshot it turns out to be.
+	hinted := make(chan struct{})
+	go func() {
+		defer close(hinted)
+		t.hintLatest(vctx, s.ID)
+	}()
 	back, err := fileio.ReadFile(vctx, t.fio, path)
+	<-hinted
 	if err != nil {
 		return fmt.Errorf("commit to %s: verify snapshot %d: %w: %w", t.FullName(), s.ID, err, ErrCommitOutcomeUnknown)
 	}
 	if !bytes.Equal(back, data) {
 		return fmt.Errorf("commit to %s: snapshot %d was replaced by a concurrent writer: %w", t.FullName(), s.ID, fileio.ErrExist)
 	}
-	t.hintLatest(vctx, s.ID)
 	return nil
 }
 
