@@ -577,6 +577,8 @@ func Run(ctx context.Context, t *table.Table, o Options) (*Summary, error) {
 			return sum, nil
 		}
 		jobs := limitJobs(plan.Jobs, o.MaxBuckets, o.MaxBytes)
+		// The commit's store probe (S3) runs while the jobs do.
+		t.PrepareCommit(ctx)
 		var deadline time.Time
 		if o.TimeBudget > 0 {
 			deadline = start.Add(o.TimeBudget)
@@ -591,7 +593,7 @@ func Run(ctx context.Context, t *table.Table, o Options) (*Summary, error) {
 		if o.BeforeCommit != nil {
 			o.BeforeCommit()
 		}
-		snap, kept, err := commitResults(ctx, t, results, o, &sum.Commits)
+		snap, kept, err := commitResults(ctx, t, v.FileSet, results, o, &sum.Commits)
 		if err != nil {
 			return sum, err
 		}
@@ -754,8 +756,9 @@ func execute(ctx context.Context, t *table.Table, v *TableView, jobs []planner.J
 // snapshot. On a conflict it drops the jobs whose inputs are no longer live
 // or whose bucket's deletion vectors a concurrent commit changed (their
 // vectors would overwrite that commit's), deletes their files, and commits
-// the rest.
-func commitResults(ctx context.Context, t *table.Table, results []*JobResult, o Options, st *CommitStats) (*table.Snapshot, []*JobResult, error) {
+// the rest. planned is the file set the jobs were planned from: while it is
+// still the latest snapshot's, the commit does not read it again.
+func commitResults(ctx context.Context, t *table.Table, planned *table.FileSet, results []*JobResult, o Options, st *CommitStats) (*table.Snapshot, []*JobResult, error) {
 	kept := results
 	for attempt := 0; ; attempt++ {
 		var entries, changelog []manifest.Entry
@@ -771,6 +774,7 @@ func commitResults(ctx context.Context, t *table.Table, results []*JobResult, o 
 		res, err := t.Commit(ctx, table.CommitRequest{
 			Kind: table.CommitCompact, CommitUser: o.CommitUser, CommitIdentifier: table.BatchCommitIdentifier,
 			Entries: entries, IndexChanges: index, Changelog: changelog,
+			Planned:   planned,
 			OnAttempt: commitCounting(st),
 		})
 		if err == nil {

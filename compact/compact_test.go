@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -658,5 +660,114 @@ func TestPlanOnlyPlansTheSameAndCannotExecute(t *testing.T) {
 	}
 	if _, err := compact.Run(ctx, tb, compact.Options{PlanOnly: true}); err == nil || !strings.Contains(err.Error(), "plan-only") {
 		t.Fatalf("Run with PlanOnly = %v, want a refusal", err)
+	}
+}
+
+// manifestReads counts the manifest and manifest-list files opened through
+// it while armed.
+type manifestReads struct {
+	fileio.FileIO
+	mu    sync.Mutex
+	armed bool
+	paths []string
+}
+
+func (m *manifestReads) Open(ctx context.Context, p string) (fileio.Reader, error) {
+	m.mu.Lock()
+	if m.armed && strings.Contains(p, "/manifest/") {
+		m.paths = append(m.paths, path.Base(p))
+	}
+	m.mu.Unlock()
+	return m.FileIO.Open(ctx, p)
+}
+
+func (m *manifestReads) arm() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.armed = true
+	return slices.Clone(m.paths)
+}
+
+func (m *manifestReads) read() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.paths)
+}
+
+// The commit takes the live files from the plan, reading no manifest again,
+// only while the latest snapshot is the one planned from; after a
+// concurrent commit it reads the new snapshot's manifests, checks against
+// them and rebases as before.
+func TestCompactionCommitRereadsManifestsOnlyWhenTheSnapshotChanged(t *testing.T) {
+	ctx := context.Background()
+	for _, concurrent := range []bool{false, true} {
+		t.Run(fmt.Sprintf("concurrent=%v", concurrent), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(7, 8))
+			tb := newTable(t, map[string]string{})
+			writeRandom(t, tb, rng, "writer", 6, 30, 50, true)
+			reads := &manifestReads{FileIO: tb.FileIO()}
+			ours, err := table.OpenPath(ctx, reads, tb.Path())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var writerSnapshot int64
+			sum, err := compact.Run(ctx, ours, compact.Options{Full: true, BeforeCommit: func() {
+				if concurrent {
+					writeRandom(t, tb, rng, "late-writer", 1, 30, 80, false)
+					s, _ := reopen(t, tb).LatestSnapshot(ctx)
+					writerSnapshot = s.ID
+				}
+				reads.arm()
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := reads.read()
+			if !concurrent {
+				if len(got) != 0 || sum.Commits != (compact.CommitStats{}) {
+					t.Fatalf("commit on the planned snapshot read %v (commit stats %+v), want no manifest read", got, sum.Commits)
+				}
+				return
+			}
+			if len(got) == 0 {
+				t.Fatal("commit after a concurrent writer read no manifest: it cannot have checked the writer's files")
+			}
+			if sum.Snapshot != writerSnapshot+1 || sum.Abandoned != 0 {
+				t.Fatalf("compaction committed snapshot %d (abandoned %d), want %d right after the writer's", sum.Snapshot, sum.Abandoned, writerSnapshot+1)
+			}
+			// The files the writer added are live after our snapshot.
+			files := func(id int64) []string {
+				s, err := reopen(t, tb).Snapshot(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fs, err := reopen(t, tb).FileSet(ctx, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var names []string
+				for _, b := range fs.Buckets() {
+					for i := range b.Files {
+						names = append(names, b.Files[i].File.FileName)
+					}
+				}
+				return names
+			}
+			before := files(writerSnapshot - 1)
+			live, _ := liveAndOnDisk(t, tb)
+			added := 0
+			for _, f := range files(writerSnapshot) {
+				if slices.Contains(before, f) {
+					continue
+				}
+				added++
+				if !slices.Contains(live, f) {
+					t.Fatalf("the late writer's file %s is not live after the compaction's commit", f)
+				}
+			}
+			if added == 0 {
+				t.Fatal("the late writer added no file")
+			}
+		})
 	}
 }

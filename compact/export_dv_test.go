@@ -10,5 +10,5 @@ import (
 // compaction refuses deletion-vector tables until the lookup merge is
 // wired, so they build JobResults themselves.
 func CommitResults(ctx context.Context, t *table.Table, results []*JobResult, o Options) (*table.Snapshot, []*JobResult, error) {
-	return commitResults(ctx, t, results, o, &CommitStats{})
+	return commitResults(ctx, t, nil, results, o, &CommitStats{})
 }

@@ -76,6 +76,58 @@ func (f *fullDisk) Create(ctx context.Context, path string) (fileio.Writer, erro
 	return f.FileIO.Create(ctx, path)
 }
 
+// oneListFails fails the first manifest-list write only: the attempt's
+// other metadata files, written beside it, land.
+type oneListFails struct {
+	fileio.FileIO
+	failed atomic.Bool
+}
+
+func (f *oneListFails) Create(ctx context.Context, path string) (fileio.Writer, error) {
+	if strings.Contains(path, "/manifest/manifest-list-") && f.failed.CompareAndSwap(false, true) {
+		return nil, &fs.PathError{Op: "create", Path: path, Err: syscall.ENOSPC}
+	}
+	return f.FileIO.Create(ctx, path)
+}
+
+// The metadata files written beside a failed one are deleted with the
+// attempt, as the files written before it always were.
+func TestAFailedMetadataWriteDeletesTheAttemptsOtherFiles(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	tb := newTable(t, map[string]string{"bucket": "2"})
+	writeRandom(t, tb, rng, "writer", 4, 100, 200, false)
+	ctx := context.Background()
+	var files []string
+	_ = filepath.Walk(tb.Path(), func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			files = append(files, p)
+		}
+		return err
+	})
+	before, _ := reopen(t, tb).LatestSnapshotID(ctx)
+	faulty, err := table.OpenPath(ctx, &oneListFails{FileIO: tb.FileIO()}, tb.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = compact.Run(ctx, faulty, compact.Options{Full: true})
+	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "manifest-list-") {
+		t.Fatalf("want the ENOSPC of the manifest list write, naming it; got %v", err)
+	}
+	if after, _ := reopen(t, tb).LatestSnapshotID(ctx); after != before {
+		t.Fatalf("a snapshot was committed: %d -> %d", before, after)
+	}
+	var after []string
+	_ = filepath.Walk(tb.Path(), func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			after = append(after, p)
+		}
+		return err
+	})
+	if !slices.Equal(after, files) {
+		t.Fatalf("the failed attempt left files behind:\nbefore %v\nafter  %v", files, after)
+	}
+}
+
 func TestAFailureBeforeThePublishIsDefiniteAndLeavesNothingBehind(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	tb := newTable(t, map[string]string{"bucket": "2"})
@@ -108,8 +160,11 @@ func TestAFailureBeforeThePublishIsDefiniteAndLeavesNothingBehind(t *testing.T) 
 	if errors.Is(err, table.ErrCommitOutcomeUnknown) {
 		t.Fatalf("a failure before the publish is reported as an unknown outcome: %v", err)
 	}
-	if n := disk.writes.Load(); n != 1 {
-		t.Fatalf("%d manifest writes attempted, want 1 (no retries of a definite failure)", n)
+	// One attempt writes its three metadata files (base list, delta
+	// manifest, delta list) side by side, so one to three of them are
+	// tried before the first failure stops it; a retry would try more.
+	if n := disk.writes.Load(); n < 1 || n > 3 {
+		t.Fatalf("%d manifest writes attempted, want 1 to 3 (one attempt, no retries of a definite failure)", n)
 	}
 	if after, _ := reopen(t, tb).LatestSnapshotID(ctx); after != before {
 		t.Fatalf("a snapshot was committed: %d -> %d", before, after)

@@ -156,3 +156,22 @@ func Dir(path string) string {
 	}
 	return ""
 }
+
+// ExclusivePreparer is a store whose WriteExclusive may first have to learn
+// something about the store (S3: whether it honours conditional writes);
+// PrepareExclusive starts that in the background.
+type ExclusivePreparer interface {
+	PrepareExclusive(ctx context.Context, dir string)
+}
+
+// PrepareExclusive tells the store under fio (through wrappers, Unwrap)
+// that a WriteExclusive into dir is coming, so that what it must learn
+// first overlaps the caller's other work. It returns at once and never
+// fails: WriteExclusive still waits for the answer and reports it. The
+// caller decides whether it may write at all (a read-only table must not:
+// the S3 probe writes a file).
+func PrepareExclusive(ctx context.Context, fio FileIO, dir string) {
+	if p, ok := Unwrap(fio).(ExclusivePreparer); ok {
+		p.PrepareExclusive(ctx, dir)
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -102,8 +101,10 @@ type S3 struct {
 	client *s3.Client
 	cfg    S3Config
 
-	probeMu sync.Mutex
-	probed  map[string]bool // bucket -> conditional writes verified
+	// probeKey identifies the store for the process-wide cache of
+	// conditional-write probes (s3_exclusive.go): endpoint, region,
+	// addressing and, for a caller's own HTTP client, that client.
+	probeKey string
 }
 
 const (
@@ -201,7 +202,13 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 		// not validate; with validation "when required" that is every read.
 		o.DisableLogOutputChecksumValidationSkipped = true
 	})
-	return &S3{client: client, cfg: cfg, probed: map[string]bool{}}, nil
+	key := fmt.Sprintf("%s|%s|%t", endpoint, awsCfg.Region, pathStyle)
+	if cfg.HTTPClient != nil {
+		// A caller's client may change what the store does (tests'
+		// fault injection): its answers are its own.
+		key += fmt.Sprintf("|%p", cfg.HTTPClient)
+	}
+	return &S3{client: client, cfg: cfg, probeKey: key}, nil
 }
 
 // Client exposes the SDK client (tests, tools).

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -110,18 +112,77 @@ func (s *S3) isOurWrite(ctx context.Context, bucket, key, writeID, md5Hex string
 	return aws.ToInt64(head.ContentLength) == size && cleanETag(head.ETag) == md5Hex, nil
 }
 
-// ensureConditionalWrites runs CheckConditionalWrites once per bucket.
+// probe is one conditional-write probe of a bucket, shared by every S3
+// of the process that talks to the same store (the daemon compacts many
+// tables, each commit of each asking).
+type probe struct {
+	done chan struct{} // closed when err is set
+	err  error
+}
+
+var (
+	probesMu sync.Mutex
+	probes   = map[string]*probe{} // S3.probeKey + "|" + bucket
+)
+
+// probeTimeout bounds a probe started in the background: its answer is
+// shared, so it does not run on one caller's context.
+const probeTimeout = 2 * time.Minute
+
+// startProbe returns the probe of bucket, starting it unless one is under
+// way or has succeeded. A failed probe is forgotten once it has ended, so
+// the next commit asks again (as before this was cached per process).
+func (s *S3) startProbe(ctx context.Context, bucket, dir string) *probe {
+	key := s.probeKey + "|" + bucket
+	probesMu.Lock()
+	defer probesMu.Unlock()
+	if p, ok := probes[key]; ok {
+		select {
+		case <-p.done:
+			if p.err == nil {
+				return p
+			}
+		default:
+			return p // under way
+		}
+	}
+	p := &probe{done: make(chan struct{})}
+	probes[key] = p
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeTimeout)
+	go func() {
+		defer cancel()
+		p.err = s.CheckConditionalWrites(pctx, dir)
+		close(p.done)
+	}()
+	return p
+}
+
+// PrepareExclusive starts the probe of conditional writes for dir's bucket
+// in the background, so that a later WriteExclusive does not wait three
+// round trips for it; it does nothing when the store is trusted or the
+// probe already succeeded in this process.
+func (s *S3) PrepareExclusive(ctx context.Context, dir string) {
+	if s.cfg.TrustConditionalWrites {
+		return
+	}
+	bucket, _, err := splitS3Path(dir)
+	if err != nil {
+		return
+	}
+	s.startProbe(ctx, bucket, dir)
+}
+
+// ensureConditionalWrites waits for the bucket's probe (started here if
+// PrepareExclusive did not): once it has succeeded in this process, no
+// request is made.
 func (s *S3) ensureConditionalWrites(ctx context.Context, bucket, dir string) error {
-	s.probeMu.Lock()
-	defer s.probeMu.Unlock()
-	if s.probed[bucket] {
-		return nil
+	p := s.startProbe(ctx, bucket, dir)
+	select {
+	case <-p.done:
+		return p.err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	if err := s.CheckConditionalWrites(ctx, dir); err != nil {
-		return err
-	}
-	s.probed[bucket] = true
-	return nil
 }
 
 // CheckConditionalWrites verifies that the store honours If-None-Match: * by

@@ -362,3 +362,35 @@ func countRequests(p *fileiotest.FaultProxy, match func(*http.Request) bool) fun
 		return n
 	}
 }
+
+// The conditional-write probe runs once per store and bucket in a process:
+// a second S3 of the same store (the daemon opens one per warehouse or
+// catalog table) commits with one request. PrepareExclusive starts the
+// probe ahead of the commit.
+func TestS3ProbesConditionalWritesOncePerProcess(t *testing.T) {
+	env := requireS3(t)
+	ctx := context.Background()
+	proxy := fileiotest.NewFaultProxy(t, env.endpoint) // a store of its own (its URL)
+	first := newS3(t, env.testConfig(proxy.URL))
+	root := env.newRoot(t, first)
+	dir := fileio.Join(root, "snapshot")
+	fileio.PrepareExclusive(ctx, fileio.Observe(first, func(string, error) {}), dir)
+	if err := first.WriteExclusive(ctx, fileio.Join(dir, "snapshot-1"), []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	if n := proxy.Requests(); n != 4 {
+		t.Fatalf("first commit: %d requests, want 4 (probe: PUT, PUT, DELETE; then the PUT)", n)
+	}
+	second := newS3(t, env.testConfig(proxy.URL))
+	fileio.PrepareExclusive(ctx, second, dir)
+	if err := second.WriteExclusive(ctx, fileio.Join(dir, "snapshot-2"), []byte("two")); err != nil {
+		t.Fatal(err)
+	}
+	if n := proxy.Requests(); n != 5 {
+		t.Fatalf("second store's commit: %d requests in all, want 5 (no second probe)", n)
+	}
+	ents, err := first.List(ctx, dir)
+	if err != nil || len(ents) != 2 {
+		t.Fatalf("snapshot dir holds %+v (err %v), want the two snapshots and no probe", ents, err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -78,6 +79,15 @@ type CommitRequest struct {
 	// OnAttempt, if set, is called with each attempt's latest snapshot id
 	// before anything is written (tests use it to interleave writers).
 	OnAttempt func(latest int64)
+	// Planned, if set, is the file set the commit was computed from (the
+	// planner's read of some snapshot). An attempt whose latest snapshot
+	// is that very snapshot (SameFiles: the same id and the same manifest
+	// lists and index manifest, which are immutable files with unique
+	// names) takes its data manifests, live files and index entries from
+	// Planned instead of reading them again; against any other latest
+	// snapshot the attempt reads and checks everything as without it.
+	// Planned must not be changed while the commit runs.
+	Planned *FileSet
 	// Verify, if set, checks each attempt's latest snapshot (nil for an
 	// empty table) before anything is written; an error ends the commit
 	// with nothing published. It is how a commit states a precondition the
@@ -131,6 +141,9 @@ func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, e
 	if maxWait <= 0 {
 		maxWait = 10 * time.Second
 	}
+	// The store's probe (S3) overlaps reading the latest snapshot and
+	// writing the manifests.
+	t.PrepareCommit(ctx)
 	// As Java's commit waits: min(minWait·2ⁿ, maxWait) plus up to 20% more.
 	wait := backoff.Policy{Base: minWait, Max: maxWait, Above: 0.2}
 	var uncertainSince int64 = -1
@@ -143,7 +156,17 @@ func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, e
 		return err
 	}
 	for attempt := 1; ; attempt++ {
+		// The newest schema is listed while the latest snapshot is read
+		// (two round trips on an object store, not three).
+		var ls *TableSchema
+		var lsErr error
+		listed := make(chan struct{})
+		go func() {
+			defer close(listed)
+			ls, lsErr = t.LatestSchema(ctx)
+		}()
 		latest, err := t.LatestSnapshot(ctx)
+		<-listed
 		if err != nil && !errors.Is(err, ErrNoSnapshot) {
 			return nil, unknown(fmt.Errorf("commit to %s: %w", t.FullName(), err))
 		}
@@ -168,7 +191,7 @@ func (t *Table) Commit(ctx context.Context, req CommitRequest) (*CommitResult, e
 				return nil, unknown(err)
 			}
 		}
-		s, written, err := t.tryCommit(ctx, latest, req, check)
+		s, written, err := t.tryCommit(ctx, latest, ls, lsErr, req, check)
 		if err == nil {
 			return &CommitResult{Snapshot: s, Attempts: attempt}, nil
 		}
@@ -260,10 +283,19 @@ func (t *Table) DeleteUnreferenced(paths []string) {
 
 // tryCommit makes one attempt on top of latest (nil for an empty table). It
 // returns the paths of the metadata files it wrote.
-func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitRequest, check bool) (*Snapshot, []string, error) {
+//
+// ls is the newest schema (lsErr why it could not be read), listed while
+// latest was read.
+func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, ls *TableSchema, lsErr error, req CommitRequest, check bool) (*Snapshot, []string, error) {
 	var written []string
 	var base []manifest.ListEntry
-	if latest != nil {
+	// planned is req.Planned when it is the latest snapshot's file set:
+	// then nothing of the snapshot is read again.
+	var planned *FileSet
+	if latest != nil && req.Planned != nil && req.Planned.Snapshot.SameFiles(latest) {
+		planned = req.Planned
+		base = slices.Clone(planned.Manifests)
+	} else if latest != nil {
 		var err error
 		if base, err = t.DataManifests(ctx, latest); err != nil {
 			return nil, nil, fmt.Errorf("commit to %s: %w", t.FullName(), err)
@@ -276,9 +308,13 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 		latestID := int64(0)
 		if latest != nil {
 			latestID = latest.ID
-			var err error
-			if index, err = t.IndexEntries(ctx, latest); err != nil {
-				return nil, nil, fmt.Errorf("commit to %s: %w", t.FullName(), err)
+			if planned != nil {
+				index = planned.Index
+			} else {
+				var err error
+				if index, err = t.IndexEntries(ctx, latest); err != nil {
+					return nil, nil, fmt.Errorf("commit to %s: %w", t.FullName(), err)
+				}
 			}
 			for i := range index {
 				if index[i].Kind != manifest.FileKindAdd {
@@ -296,15 +332,21 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 		return nil, nil, err
 	}
 	if check {
-		if err := t.checkConflicts(ctx, latest, base, req.Kind, req.Entries, req.IndexChanges); err != nil {
+		if err := t.checkConflicts(ctx, latest, base, planned, req.Kind, req.Entries, req.IndexChanges); err != nil {
 			return nil, nil, err
 		}
 	}
 	// A table altered since Open to manifests compactd cannot write
 	// (writable.go) is refused before anything is written.
-	ls, err := t.LatestSchema(ctx)
-	if err != nil {
-		return nil, written, fmt.Errorf("commit to %s: %w", t.FullName(), err)
+	if lsErr == nil && latest != nil && latest.SchemaID > ls.ID {
+		// A schema added after the listing and already used by the
+		// latest snapshot: list again, so that the metadata is written
+		// in the format of the schema the snapshot names, as when the
+		// schemas were listed after the snapshot was read.
+		ls, lsErr = t.LatestSchema(ctx)
+	}
+	if lsErr != nil {
+		return nil, written, fmt.Errorf("commit to %s: %w", t.FullName(), lsErr)
 	}
 	// Metadata is written in the latest schema's manifest.format: Java
 	// reads all of a table's metadata files with that format's reader.
@@ -315,21 +357,22 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 	schema := t.Schema()
 	partTypes := typesOfRow(schema.PartitionType())
 
-	merged, newFiles, err := t.mergeManifests(ctx, base, partTypes, schema.ID, codec)
-	written = append(written, newFiles...)
+	// Every metadata file of the attempt is encoded first, then all are
+	// written side by side (commit_write.go); the snapshot naming them is
+	// published only once every one is written.
+	var pending []pendingFile
+	merged, err := t.mergeManifests(ctx, base, partTypes, schema.ID, codec, &pending)
 	if err != nil {
 		return nil, written, err
 	}
-	baseName := t.paths.NewManifestListName()
-	baseSize, err := manifest.WriteList(ctx, t.fio, t.paths.ManifestPath(baseName), merged, codec)
+	baseName, baseSize, err := t.encodeList(merged, codec, &pending)
 	if err != nil {
 		return nil, written, err
 	}
-	written = append(written, t.paths.ManifestPath(baseName))
 
 	var delta []manifest.ListEntry
 	if len(req.Entries) > 0 {
-		meta, err := t.writeManifest(ctx, req.Entries, partTypes, schema.ID, codec, &written)
+		meta, err := t.encodeManifest(req.Entries, partTypes, schema.ID, codec, &pending)
 		if err != nil {
 			return nil, written, err
 		}
@@ -342,19 +385,24 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 	if len(req.IndexChanges) > 0 {
 		name := t.paths.NewIndexManifestName()
 		path := t.paths.ManifestPath(name)
-		if _, err := manifest.WriteIndex(ctx, t.fio, path, CombineIndexEntries(index, req.IndexChanges), codec); err != nil {
-			return nil, written, fmt.Errorf("commit to %s: %w", t.FullName(), err)
+		data, err := manifest.EncodeIndex(CombineIndexEntries(index, req.IndexChanges), codec)
+		if err != nil {
+			return nil, written, fmt.Errorf("commit to %s: encode index manifest %s: %w", t.FullName(), path, err)
 		}
-		written = append(written, path)
+		pending = append(pending, pendingFile{path: path, what: "index manifest", data: data})
 		indexName = &name
 	}
 
 	var changelogName *string
 	var changelogSize, changelogRecords *int64
 	if len(req.Changelog) > 0 {
-		name, size, err := t.writeChangelogManifests(ctx, req.Changelog, partTypes, schema.ID, codec, &written)
+		meta, err := t.encodeManifest(req.Changelog, partTypes, schema.ID, codec, &pending)
 		if err != nil {
-			return nil, written, err
+			return nil, written, fmt.Errorf("commit to %s: changelog manifest: %w", t.FullName(), err)
+		}
+		name, size, err := t.encodeList([]manifest.ListEntry{meta}, codec, &pending)
+		if err != nil {
+			return nil, written, fmt.Errorf("commit to %s: changelog manifest list: %w", t.FullName(), err)
 		}
 		var rows int64
 		for i := range req.Changelog {
@@ -363,12 +411,15 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 		changelogName, changelogSize, changelogRecords = &name, &size, &rows
 	}
 
-	deltaName := t.paths.NewManifestListName()
-	deltaSize, err := manifest.WriteList(ctx, t.fio, t.paths.ManifestPath(deltaName), delta, codec)
+	deltaName, deltaSize, err := t.encodeList(delta, codec, &pending)
 	if err != nil {
 		return nil, written, err
 	}
-	written = append(written, t.paths.ManifestPath(deltaName))
+	attempted, err := t.writePending(ctx, pending)
+	written = append(written, attempted...)
+	if err != nil {
+		return nil, written, err
+	}
 
 	var deltaRecords int64
 	for i := range req.Entries {
@@ -445,35 +496,4 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, req CommitReque
 		return nil, written, err
 	}
 	return s, nil, nil
-}
-
-// writeChangelogManifests writes the changelog entries to a manifest and
-// a manifest list naming it (Java's changelog manifest list of the
-// snapshot), adding both paths to written; it returns the list's name and
-// size.
-func (t *Table) writeChangelogManifests(ctx context.Context, entries []manifest.Entry, partTypes []DataType, schemaID int64, codec manifest.Format, written *[]string) (string, int64, error) {
-	meta, err := t.writeManifest(ctx, entries, partTypes, schemaID, codec, written)
-	if err != nil {
-		return "", 0, fmt.Errorf("commit to %s: changelog manifest: %w", t.FullName(), err)
-	}
-	list := t.paths.NewManifestListName()
-	listSize, err := manifest.WriteList(ctx, t.fio, t.paths.ManifestPath(list), []manifest.ListEntry{meta}, codec)
-	if err != nil {
-		return "", 0, fmt.Errorf("commit to %s: changelog manifest list: %w", t.FullName(), err)
-	}
-	*written = append(*written, t.paths.ManifestPath(list))
-	return list, listSize, nil
-}
-
-// writeManifest writes entries to a new manifest file, adding its path to
-// written, and returns its manifest-list entry.
-func (t *Table) writeManifest(ctx context.Context, entries []manifest.Entry, partTypes []DataType, schemaID int64, codec manifest.Format, written *[]string) (manifest.ListEntry, error) {
-	name := t.paths.NewManifestFileName()
-	path := t.paths.ManifestPath(name)
-	size, err := manifest.Write(ctx, t.fio, path, entries, codec)
-	if err != nil {
-		return manifest.ListEntry{}, err
-	}
-	*written = append(*written, path)
-	return NewManifestListEntry(name, size, entries, partTypes, schemaID)
 }

@@ -21,8 +21,10 @@ func typesOfRow(rt RowType) []DataType {
 }
 
 // checkConflicts runs Java's commit checks (§8.4 of the format spec) on the
-// partitions the delta touches.
-func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []manifest.ListEntry, kind CommitKind, delta []manifest.Entry, index []IndexChange) error {
+// partitions the delta touches. planned, if not nil, is latest's file set
+// (the caller checked SameFiles): its live files are taken instead of
+// reading base's manifests.
+func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []manifest.ListEntry, planned *FileSet, kind CommitKind, delta []manifest.Entry, index []IndexChange) error {
 	latestID := int64(0)
 	if latest != nil {
 		latestID = latest.ID
@@ -41,7 +43,20 @@ func (t *Table) checkConflicts(ctx context.Context, latest *Snapshot, base []man
 		touched[string(index[i].Partition)] = true
 	}
 	live := map[manifest.FileIdentifier]*manifest.Entry{}
-	if latest != nil {
+	if latest != nil && planned != nil {
+		// The live files of the snapshot, as FileSet folded them from the
+		// same manifests (MergeEntries, as below).
+		for _, p := range planned.Partitions {
+			if !touched[string(p.Partition)] {
+				continue
+			}
+			for _, b := range p.Buckets {
+				for i := range b.Files {
+					live[b.Files[i].Identifier()] = &b.Files[i]
+				}
+			}
+		}
+	} else if latest != nil {
 		entries, err := t.ReadManifests(ctx, base)
 		if err != nil {
 			return fmt.Errorf("commit to %s: %w", t.FullName(), err)

@@ -21,7 +21,10 @@ import (
 // Java's full-compaction attempt (step 1, once 16 MiB of small or
 // DELETE-carrying manifests accumulate) is not done; the minor merge
 // already bounds the list, and the result is equivalent for readers.
-func (t *Table) mergeManifests(ctx context.Context, metas []manifest.ListEntry, partTypes []DataType, schemaID int64, format manifest.Format) ([]manifest.ListEntry, []string, error) {
+//
+// The merged manifests are encoded into pending, not written: the caller
+// writes them with the attempt's other files.
+func (t *Table) mergeManifests(ctx context.Context, metas []manifest.ListEntry, partTypes []DataType, schemaID int64, format manifest.Format, pending *[]pendingFile) ([]manifest.ListEntry, error) {
 	opts := t.Options()
 	target := opts.ManifestTargetFileSize
 	if target <= 0 {
@@ -32,7 +35,6 @@ func (t *Table) mergeManifests(ctx context.Context, metas []manifest.ListEntry, 
 		minCount = 30
 	}
 	var out []manifest.ListEntry
-	var written []string
 	var group []manifest.ListEntry
 	var groupSize int64
 	flush := func() error {
@@ -50,7 +52,7 @@ func (t *Table) mergeManifests(ctx context.Context, metas []manifest.ListEntry, 
 		if len(folded) == 0 {
 			return nil
 		}
-		meta, err := t.writeManifest(ctx, folded, partTypes, schemaID, format, &written)
+		meta, err := t.encodeManifest(folded, partTypes, schemaID, format, pending)
 		if err != nil {
 			return err
 		}
@@ -62,18 +64,18 @@ func (t *Table) mergeManifests(ctx context.Context, metas []manifest.ListEntry, 
 		groupSize += m.FileSize
 		if groupSize >= target {
 			if err := flush(); err != nil {
-				return nil, written, fmt.Errorf("merge manifests of %s: %w", t.FullName(), err)
+				return nil, fmt.Errorf("merge manifests of %s: %w", t.FullName(), err)
 			}
 		}
 	}
 	if len(group) >= minCount {
 		if err := flush(); err != nil {
-			return nil, written, fmt.Errorf("merge manifests of %s: %w", t.FullName(), err)
+			return nil, fmt.Errorf("merge manifests of %s: %w", t.FullName(), err)
 		}
 	} else {
 		out = append(out, group...)
 	}
-	return out, written, nil
+	return out, nil
 }
 
 // foldKeepingDeletes cancels ADD/DELETE pairs of the same file and keeps

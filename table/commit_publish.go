@@ -43,6 +43,19 @@ func (t *Table) SetSnapshotCommit(c SnapshotCommit) { t.snapshotCommit = c }
 // SnapshotCommit rather than straight to the file system.
 func (t *Table) HasCatalogCommit() bool { return t.snapshotCommit != nil }
 
+// PrepareCommit lets the store start what its exclusive create must learn
+// first (the S3 conditional-write probe, three round trips) in the
+// background, so that a commit coming later does not wait for it. It does
+// nothing for a read-only table or one whose catalog publishes through its
+// own API (nothing may or need be written then), and never fails: the
+// commit reports the probe's answer.
+func (t *Table) PrepareCommit(ctx context.Context) {
+	if t.readOnly != "" || t.snapshotCommit != nil {
+		return
+	}
+	fileio.PrepareExclusive(ctx, t.fio, t.paths.SnapshotDir())
+}
+
 func (t *Table) publish(ctx context.Context, s *Snapshot, data []byte, delta []manifest.Entry) error {
 	if t.readOnly != "" {
 		// A catalog publishes through its own API, not the table's
@@ -83,14 +96,23 @@ func (t *Table) PublishSnapshotFile(ctx context.Context, s *Snapshot, data []byt
 	// can overwrite our snapshot after our exclusive create. Reading it back
 	// tells whether we still hold the id; if not, nothing references our
 	// files and the commit is retried on top of the winner.
+	//
+	// The LATEST hint is written while the snapshot is read back: it only
+	// says that snapshot-<s.ID> exists, which holds from the exclusive
+	// create on whoever's snapshot it turns out to be.
+	hinted := make(chan struct{})
+	go func() {
+		defer close(hinted)
+		t.hintLatest(vctx, s.ID)
+	}()
 	back, err := fileio.ReadFile(vctx, t.fio, path)
+	<-hinted
 	if err != nil {
 		return fmt.Errorf("commit to %s: verify snapshot %d: %w: %w", t.FullName(), s.ID, err, ErrCommitOutcomeUnknown)
 	}
 	if !bytes.Equal(back, data) {
 		return fmt.Errorf("commit to %s: snapshot %d was replaced by a concurrent writer: %w", t.FullName(), s.ID, fileio.ErrExist)
 	}
-	t.hintLatest(vctx, s.ID)
 	return nil
 }
 

@@ -274,3 +274,64 @@ func mustDataManifests(t *testing.T, tb *table.Table, s *table.Snapshot) []manif
 	}
 	return m
 }
+
+// A commit given the latest snapshot's file set (Planned) checks its delta
+// against it exactly as against files it reads: deleting a file that is
+// not live, or adding one that is, is still a conflict.
+func TestACommitOnThePlannedFileSetStillDetectsConflicts(t *testing.T) {
+	ctx := context.Background()
+	tb := newCommitTable(t)
+	latest, err := tb.LatestSnapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned, err := tb.FileSet(ctx, latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := planned.Buckets()[0].Files[0]
+	gone := live
+	gone.Kind = manifest.FileKindDelete
+	gone.File.FileName = "data-not-live.parquet"
+	again := live
+	again.Kind = manifest.FileKindAdd
+	for name, e := range map[string]manifest.Entry{"delete of a file not live": gone, "add of a live file": again} {
+		_, err := tb.Commit(ctx, table.CommitRequest{Kind: table.CommitCompact, CommitUser: "compactd", CommitIdentifier: 1,
+			Entries: []manifest.Entry{e}, Planned: planned})
+		var conflict *table.ConflictError
+		if !errors.As(err, &conflict) {
+			t.Fatalf("%s: err = %v, want a ConflictError", name, err)
+		}
+	}
+	if s, err := tb.LatestSnapshot(ctx); err != nil || s.ID != latest.ID {
+		t.Fatalf("latest after refused commits: %v, %v; want snapshot %d", s, err, latest.ID)
+	}
+}
+
+func TestSameFilesTellsAReplacedSnapshotApart(t *testing.T) {
+	idx, other := "index-manifest-a", "index-manifest-b"
+	u1, u2 := "u1", "u2"
+	s := table.Snapshot{ID: 7, BaseManifestList: "manifest-list-a-0", DeltaManifestList: "manifest-list-a-1", TimeMillis: 100, IndexManifest: &idx, UUID: &u1}
+	if !s.SameFiles(&s) {
+		t.Fatal("a snapshot is not SameFiles with itself")
+	}
+	for name, mod := range map[string]func(*table.Snapshot){
+		"id":         func(o *table.Snapshot) { o.ID++ },
+		"base list":  func(o *table.Snapshot) { o.BaseManifestList = "manifest-list-b-0" },
+		"delta list": func(o *table.Snapshot) { o.DeltaManifestList = "manifest-list-b-1" },
+		"time":       func(o *table.Snapshot) { o.TimeMillis++ },
+		"index":      func(o *table.Snapshot) { o.IndexManifest = &other },
+		"no index":   func(o *table.Snapshot) { o.IndexManifest = nil },
+		"uuid":       func(o *table.Snapshot) { o.UUID = &u2 },
+	} {
+		o := s
+		mod(&o)
+		if s.SameFiles(&o) || o.SameFiles(&s) {
+			t.Errorf("snapshots differing in %s are SameFiles", name)
+		}
+	}
+	var none *table.Snapshot
+	if none.SameFiles(&s) || s.SameFiles(nil) {
+		t.Error("nil snapshot is SameFiles")
+	}
+}

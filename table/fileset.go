@@ -134,15 +134,27 @@ func (b *BucketFiles) MaxLevel() int32 {
 	return m
 }
 
-// DataManifests reads the snapshot's base then delta manifest lists.
+// DataManifests reads the snapshot's base then delta manifest lists (side
+// by side: on an object store one round trip, not two).
 func (t *Table) DataManifests(ctx context.Context, s *Snapshot) ([]manifest.ListEntry, error) {
-	var out []manifest.ListEntry
-	for _, name := range []string{s.BaseManifestList, s.DeltaManifestList} {
-		metas, err := manifest.ReadList(ctx, t.fio, t.paths.ManifestPath(name))
-		if err != nil {
-			return nil, fmt.Errorf("table %s snapshot %d: %w", t.path, s.ID, err)
+	names := [2]string{s.BaseManifestList, s.DeltaManifestList}
+	var lists [2][]manifest.ListEntry
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lists[i], errs[i] = manifest.ReadList(ctx, t.fio, t.paths.ManifestPath(names[i]))
+		}()
+	}
+	wg.Wait()
+	out := make([]manifest.ListEntry, 0, len(lists[0])+len(lists[1]))
+	for i := range names {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("table %s snapshot %d: %w", t.path, s.ID, errs[i])
 		}
-		out = append(out, metas...)
+		out = append(out, lists[i]...)
 	}
 	return out, nil
 }

@@ -117,6 +117,31 @@ const (
 	skOperation                 = "operation"
 )
 
+// SameFiles reports whether s and o are the same snapshot as far as its
+// files go: the same id, base and delta manifest lists, index manifest,
+// commit time and (when both have one) UUID. Manifest lists and index
+// manifests are immutable files whose names are unique per writer, so the
+// live files and index entries of two such snapshots are the same; a
+// snapshot file that was replaced under the same id (a rollback and new
+// commits, a writer that overwrote it) names other lists and is not.
+func (s *Snapshot) SameFiles(o *Snapshot) bool {
+	if s == nil || o == nil {
+		return false
+	}
+	if s.ID != o.ID || s.BaseManifestList != o.BaseManifestList || s.DeltaManifestList != o.DeltaManifestList ||
+		s.TimeMillis != o.TimeMillis || !equalPtr(s.IndexManifest, o.IndexManifest) {
+		return false
+	}
+	return s.UUID == nil || o.UUID == nil || *s.UUID == *o.UUID
+}
+
+func equalPtr[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
 // ParseSnapshot parses a snapshot file. Unknown keys are kept (and written
 // back by MarshalJSON) but otherwise ignored, as Java ignores them.
 func ParseSnapshot(data []byte) (*Snapshot, error) {

@@ -12,6 +12,9 @@ import (
 	"github.com/compactd/compactd/table/manifest"
 )
 
+// schemaReadParallelism bounds the schema files OpenPath reads at once.
+const schemaReadParallelism = 8
+
 // ErrNoSnapshot is returned when a table has no snapshot yet.
 var ErrNoSnapshot = errors.New("table has no snapshot")
 
@@ -107,12 +110,27 @@ func OpenPath(ctx context.Context, fio fileio.FileIO, tablePath string) (*Table,
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("open table %s: %w", tablePath, ErrNotATable)
 	}
-	for _, id := range ids {
-		s, err := t.readSchema(ctx, id)
-		if err != nil {
-			return nil, fmt.Errorf("open table %s: %w", tablePath, err)
+	// The schemas are read side by side (an evolved table's on an object
+	// store: one round trip, not one per schema).
+	schemas := make([]*TableSchema, len(ids))
+	errs := make([]error, len(ids))
+	sem := make(chan struct{}, schemaReadParallelism)
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			schemas[i], errs[i] = t.readSchema(ctx, id)
+		}()
+	}
+	wg.Wait()
+	for i, id := range ids {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("open table %s: %w", tablePath, errs[i])
 		}
-		t.schemas[id] = s
+		t.schemas[id] = schemas[i]
 	}
 	t.schemaIDs = ids
 	t.latest = t.schemas[ids[len(ids)-1]]

@@ -40,6 +40,7 @@ type config struct {
 	S3Schemas  []string
 	S3Latency  time.Duration
 	S3MiBps    float64
+	S3Log      string
 	Expire     [][2]int
 	Plan       [][2]int
 	PlannerGo  bool
@@ -111,6 +112,7 @@ func runAll(ctx context.Context, fl *flag.FlagSet, args []string) error {
 	fl.StringVar(&s3Schemas, "s3-schemas", "narrow,wide", "schemas compacted on S3")
 	fl.DurationVar(&c.S3Latency, "s3-latency", 20*time.Millisecond, "latency the shaping proxy adds to every S3 request")
 	fl.Float64Var(&c.S3MiBps, "s3-mibps", 100, "bandwidth cap of the shaping proxy, MiB/s over all connections (0: none)")
+	fl.StringVar(&c.S3Log, "s3-log", "", "append a line per request through the shaping proxy to this file (start, duration, kind, path)")
 	fl.StringVar(&expireS, "expire", "1000:100000,10000:1000000", "expiration sizes snapshots:files, comma-separated (empty: skip)")
 	fl.StringVar(&planS, "plan", "100:100,1000:100", "PlanTable sizes buckets:files-per-bucket (empty: skip)")
 	fl.BoolVar(&c.PlannerGo, "planner-bench", true, "run go test -bench BenchmarkPlan ./planner")
@@ -601,6 +603,14 @@ func (r *runner) s3(ctx context.Context) error {
 		return err
 	}
 	defer sh.Close()
+	if r.c.S3Log != "" {
+		f, err := os.OpenFile(r.c.S3Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		sh.log = f
+	}
 	var rows []s3row
 	for _, schema := range r.c.S3Schemas {
 		x, err := r.s3One(ctx, schema, endpoint, bucket, sh)

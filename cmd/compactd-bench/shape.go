@@ -34,6 +34,12 @@ type shaper struct {
 	counts sync.Map // kind -> *atomic.Int64
 	srv    *http.Server
 	URL    string
+
+	// log, if set, gets one line per request: start and duration in ms
+	// since the last Counts, kind, method, path and range (-s3-log).
+	logMu sync.Mutex
+	log   io.Writer
+	epoch time.Time
 }
 
 func startShaper(target string, latency time.Duration, bytesPerSecond int64) (*shaper, error) {
@@ -57,7 +63,12 @@ func startShaper(target string, latency time.Duration, bytesPerSecond int64) (*s
 		},
 	}
 	s.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.count(requestKind(r))
+		kind := requestKind(r)
+		s.count(kind)
+		if s.log != nil {
+			start := time.Now()
+			defer s.logRequest(start, kind, r)
+		}
 		select {
 		case <-time.After(s.latency):
 		case <-r.Context().Done():
@@ -73,6 +84,13 @@ func startShaper(target string, latency time.Duration, bytesPerSecond int64) (*s
 }
 
 func (s *shaper) Close() error { return s.srv.Close() }
+
+func (s *shaper) logRequest(start time.Time, kind string, r *http.Request) {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	fmt.Fprintf(s.log, "%9.1f %7.1f %-12s %-6s %s %s\n", float64(start.Sub(s.epoch).Microseconds())/1000,
+		float64(time.Since(start).Microseconds())/1000, kind, r.Method, r.URL.RequestURI(), r.Header.Get("Range"))
+}
 
 // requestKind names an S3 request the way its pricing does.
 func requestKind(r *http.Request) string {
@@ -92,8 +110,15 @@ func (s *shaper) count(kind string) {
 	v.(*atomic.Int64).Add(1)
 }
 
-// Counts returns the requests seen per kind and resets them.
+// Counts returns the requests seen per kind and resets them (and the
+// request log's clock).
 func (s *shaper) Counts() map[string]int64 {
+	s.logMu.Lock()
+	s.epoch = time.Now()
+	if s.log != nil {
+		fmt.Fprintf(s.log, "-- reset\n")
+	}
+	s.logMu.Unlock()
 	out := map[string]int64{}
 	s.counts.Range(func(k, v any) bool {
 		out[k.(string)] = v.(*atomic.Int64).Swap(0)
