@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/compactd/compactd/table"
 	"github.com/parquet-go/parquet-go"
@@ -188,6 +189,8 @@ func (v *Vec) appendValue(pv parquet.Value) error {
 type Batch struct {
 	N    int
 	Cols []Vec
+	// takes is AppendTake's scratch: its takes grouped by source.
+	takes []takeGroup
 }
 
 // Reset empties the batch, keeping its buffers.
@@ -235,42 +238,50 @@ func (b *Batch) RowBytes(cols []int, i int) int {
 
 // AppendTake appends the named rows, column by column. Every source has the
 // layout of b.
+//
+// Fixed-width columns are filled source by source: the takes are grouped by
+// source once (a merge interleaves a handful of sources row by row), then
+// each group is a tight copy of that source's column into its rows' slots.
+// Reaching each take's value through its source's column headers, row by
+// row, was a tenth of a wide ORC compaction's CPU.
 func (b *Batch) AppendTake(take []Take) error {
 	if len(take) == 0 {
 		return nil
 	}
+	groups := b.groupTakes(take)
+	n := len(take)
 	for c := range b.Cols {
 		d := &b.Cols[c]
 		if d.Null != nil {
-			for _, t := range take {
-				d.Null = append(d.Null, t.Src.Cols[c].IsNull(int(t.Row)))
+			base := len(d.Null)
+			d.Null = extend(d.Null, n)
+			dst := d.Null[base:]
+			for _, g := range groups {
+				src := g.src.Cols[c].Null
+				if src == nil {
+					for _, j := range g.at {
+						dst[j] = false
+					}
+					continue
+				}
+				for k, j := range g.at {
+					dst[j] = src[g.rows[k]]
+				}
 			}
 		}
 		switch d.Kind {
 		case parquet.Boolean:
-			for _, t := range take {
-				d.Bool = append(d.Bool, t.Src.Cols[c].Bool[t.Row])
-			}
+			d.Bool = scatter(d.Bool, n, groups, func(v *Vec) []bool { return v.Bool }, c)
 		case parquet.Int32:
-			for _, t := range take {
-				d.I32 = append(d.I32, t.Src.Cols[c].I32[t.Row])
-			}
+			d.I32 = scatter(d.I32, n, groups, func(v *Vec) []int32 { return v.I32 }, c)
 		case parquet.Int64:
-			for _, t := range take {
-				d.I64 = append(d.I64, t.Src.Cols[c].I64[t.Row])
-			}
+			d.I64 = scatter(d.I64, n, groups, func(v *Vec) []int64 { return v.I64 }, c)
 		case parquet.Int96:
-			for _, t := range take {
-				d.I96 = append(d.I96, t.Src.Cols[c].I96[t.Row])
-			}
+			d.I96 = scatter(d.I96, n, groups, func(v *Vec) []deprecated.Int96 { return v.I96 }, c)
 		case parquet.Float:
-			for _, t := range take {
-				d.F32 = append(d.F32, t.Src.Cols[c].F32[t.Row])
-			}
+			d.F32 = scatter(d.F32, n, groups, func(v *Vec) []float32 { return v.F32 }, c)
 		case parquet.Double:
-			for _, t := range take {
-				d.F64 = append(d.F64, t.Src.Cols[c].F64[t.Row])
-			}
+			d.F64 = scatter(d.F64, n, groups, func(v *Vec) []float64 { return v.F64 }, c)
 		case parquet.ByteArray, parquet.FixedLenByteArray:
 			for _, t := range take {
 				s := &t.Src.Cols[c]
@@ -282,8 +293,61 @@ func (b *Batch) AppendTake(take []Take) error {
 			}
 		}
 	}
-	b.N += len(take)
+	b.N += n
 	return nil
+}
+
+// takeGroup is the takes of one source: the slot of each among the
+// appended rows, and its row in the source.
+type takeGroup struct {
+	src  *Batch
+	at   []int32
+	rows []int32
+}
+
+// groupTakes groups take by source, in b's reused scratch.
+func (b *Batch) groupTakes(take []Take) []takeGroup {
+	g := b.takes[:0]
+	last := -1
+	for j, t := range take {
+		if last < 0 || g[last].src != t.Src {
+			last = slices.IndexFunc(g, func(x takeGroup) bool { return x.src == t.Src })
+			if last < 0 {
+				if len(g) < cap(g) { // a group of an earlier call: its slices reused
+					g = g[:len(g)+1]
+					x := &g[len(g)-1]
+					x.src, x.at, x.rows = t.Src, x.at[:0], x.rows[:0]
+				} else {
+					g = append(g, takeGroup{src: t.Src})
+				}
+				last = len(g) - 1
+			}
+		}
+		g[last].at = append(g[last].at, int32(j))
+		g[last].rows = append(g[last].rows, t.Row)
+	}
+	b.takes = g
+	return g
+}
+
+// extend lengthens s by n entries (their values unset).
+func extend[T any](s []T, n int) []T {
+	return slices.Grow(s, n)[:len(s)+n]
+}
+
+// scatter appends n entries to column c's slice dst: each
+// group's source values (col of the source's column c) go to their slots.
+func scatter[T any](dst []T, n int, groups []takeGroup, col func(*Vec) []T, c int) []T {
+	base := len(dst)
+	dst = extend(dst, n)
+	out := dst[base:]
+	for _, g := range groups {
+		src := col(&g.src.Cols[c])
+		for k, j := range g.at {
+			out[j] = src[g.rows[k]]
+		}
+	}
+	return dst
 }
 
 // Codec describes the columns of a flat file layout for batches: their

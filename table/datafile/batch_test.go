@@ -783,26 +783,19 @@ func TestKVCodecAndAppendTake(t *testing.T) {
 	if codec.KeyCols() != 3 || codec.SeqCol() != 3 || codec.KindCol() != 4 {
 		t.Fatalf("key cols %d seq %d kind %d", codec.KeyCols(), codec.SeqCol(), codec.KindCol())
 	}
-	a, b := codec.NewBatch(), codec.NewBatch()
+	// Three sources: record i is row i/3 of srcs[i%3].
+	srcs := []*Batch{codec.NewBatch(), codec.NewBatch(), codec.NewBatch()}
 	for i, kv := range recs {
-		dst := a
-		if i%2 == 1 {
-			dst = b
-		}
-		if err := codec.Append(dst, kv); err != nil {
+		if err := codec.Append(srcs[i%3], kv); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if a.N+b.N != len(recs) {
-		t.Fatalf("%d+%d rows", a.N, b.N)
+	if srcs[0].N+srcs[1].N+srcs[2].N != len(recs) {
+		t.Fatalf("%d+%d+%d rows", srcs[0].N, srcs[1].N, srcs[2].N)
 	}
 	// Append/Record round trip.
 	for i := range recs {
-		src := a
-		if i%2 == 1 {
-			src = b
-		}
-		kv, err := codec.Record(src, i/2)
+		kv, err := codec.Record(srcs[i%3], i/3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -810,22 +803,25 @@ func TestKVCodecAndAppendTake(t *testing.T) {
 			t.Fatalf("record %d: got %+v, want %+v", i, kv, recs[i])
 		}
 	}
-	// AppendTake in a scrambled order, with repeats, in several calls,
-	// onto a batch that already holds rows.
+	// AppendTake in a scrambled order, with repeats, in several calls
+	// taking from one, two or three of the sources, onto a batch that
+	// already holds rows.
 	out := codec.NewBatch()
 	if err := codec.Append(out, recs[0]); err != nil {
 		t.Fatal(err)
 	}
 	want := []table.KeyValue{recs[0]}
-	for round := range 5 {
+	for round := range 8 {
 		var take []Take
 		for range r.IntN(120) {
 			i := r.IntN(len(recs))
-			src := a
-			if i%2 == 1 {
-				src = b
+			if round%3 != 2 {
+				i = i - i%3 + round%3 // only source round%3 (then all three)
+				if i >= len(recs) {
+					i -= 3
+				}
 			}
-			take = append(take, Take{Src: src, Row: int32(i / 2)})
+			take = append(take, Take{Src: srcs[i%3], Row: int32(i / 3)})
 			want = append(want, recs[i])
 		}
 		if err := out.AppendTake(take); err != nil {
