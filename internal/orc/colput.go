@@ -80,36 +80,15 @@ func (w *Writer) column(k, n, have int, null []bool) (*colWriter, error) {
 
 // PutInts sets integer or DATE field k of the run's n rows.
 func (w *Writer) PutInts(k, n int, vals []int64, null []bool) error {
-	c, err := w.column(k, n, len(vals), null)
-	if err != nil {
-		return err
-	}
-	switch c.t.Kind {
-	case Byte, Short, Int, Long, Date:
-	default:
-		return w.fail(k, fmt.Errorf("integers for a %s", c.t.Kind))
-	}
-	lo, hi := intRange(c.t.Kind)
-	st := w.groupStats(c)
-	c.ints = slices.Grow(c.ints, n)
-	for i, x := range vals[:n] {
-		if null != nil && null[i] {
-			w.addNull(c)
-			continue
-		}
-		if x < lo || x > hi {
-			return w.fail(k, fmt.Errorf("value %d out of range for a %s", x, c.t.Kind))
-		}
-		w.present(c)
-		c.ints = append(c.ints, x)
-		st.addInt(x)
-		w.buffered += 8
-	}
-	return nil
+	return putInts(w, k, n, vals, null)
 }
 
 // PutInt32s is PutInts from 32-bit values.
 func (w *Writer) PutInt32s(k, n int, vals []int32, null []bool) error {
+	return putInts(w, k, n, vals, null)
+}
+
+func putInts[T int32 | int64](w *Writer, k, n int, vals []T, null []bool) error {
 	c, err := w.column(k, n, len(vals), null)
 	if err != nil {
 		return err
@@ -122,12 +101,12 @@ func (w *Writer) PutInt32s(k, n int, vals []int32, null []bool) error {
 	lo, hi := intRange(c.t.Kind)
 	st := w.groupStats(c)
 	c.ints = slices.Grow(c.ints, n)
-	for i, x32 := range vals[:n] {
+	for i, v := range vals[:n] {
 		if null != nil && null[i] {
 			w.addNull(c)
 			continue
 		}
-		x := int64(x32)
+		x := int64(v)
 		if x < lo || x > hi {
 			return w.fail(k, fmt.Errorf("value %d out of range for a %s", x, c.t.Kind))
 		}
@@ -162,27 +141,15 @@ func (w *Writer) PutBools(k, n int, vals []bool, null []bool) error {
 
 // PutFloat64s sets FLOAT or DOUBLE field k of the run's n rows.
 func (w *Writer) PutFloat64s(k, n int, vals []float64, null []bool) error {
-	c, err := w.column(k, n, len(vals), null)
-	if err != nil {
-		return err
-	}
-	if c.t.Kind != Float && c.t.Kind != Double {
-		return w.fail(k, fmt.Errorf("floats for a %s", c.t.Kind))
-	}
-	c.floats = slices.Grow(c.floats, n)
-	for i, x := range vals[:n] {
-		if null != nil && null[i] {
-			w.addNull(c)
-			continue
-		}
-		w.present(c)
-		w.addFloat(c, x)
-	}
-	return nil
+	return putFloats(w, k, n, vals, null)
 }
 
 // PutFloat32s is PutFloat64s from 32-bit values.
 func (w *Writer) PutFloat32s(k, n int, vals []float32, null []bool) error {
+	return putFloats(w, k, n, vals, null)
+}
+
+func putFloats[T float32 | float64](w *Writer, k, n int, vals []T, null []bool) error {
 	c, err := w.column(k, n, len(vals), null)
 	if err != nil {
 		return err
@@ -237,27 +204,15 @@ func (w *Writer) PutByteArrays(k, n int, data []byte, offs []uint32, null []bool
 // PutDecimal64s sets DECIMAL field k of the run's n rows to unscaled
 // values at the column's scale.
 func (w *Writer) PutDecimal64s(k, n int, vals []int64, null []bool) error {
-	c, err := w.column(k, n, len(vals), null)
-	if err != nil {
-		return err
-	}
-	if c.t.Kind != Decimal {
-		return w.fail(k, fmt.Errorf("decimals for a %s", c.t.Kind))
-	}
-	for i, x := range vals[:n] {
-		if null != nil && null[i] {
-			w.addNull(c)
-			continue
-		}
-		if err := w.putDecimal64(c, x); err != nil {
-			return w.fail(k, err)
-		}
-	}
-	return nil
+	return putDecimals(w, k, n, vals, null)
 }
 
 // PutDecimal32s is PutDecimal64s from 32-bit unscaled values.
 func (w *Writer) PutDecimal32s(k, n int, vals []int32, null []bool) error {
+	return putDecimals(w, k, n, vals, null)
+}
+
+func putDecimals[T int32 | int64](w *Writer, k, n int, vals []T, null []bool) error {
 	c, err := w.column(k, n, len(vals), null)
 	if err != nil {
 		return err
