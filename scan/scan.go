@@ -122,6 +122,70 @@ func (sc *Scanner) ReadType() table.RowType { return sc.read.Fields }
 // Each calls fn for every row, partition by partition and bucket by bucket,
 // in key order within a bucket for primary-key tables.
 func (sc *Scanner) Each(ctx context.Context, fn func(table.Row) error) error {
+	return sc.each(ctx, &sink{row: fn})
+}
+
+// EachJSON calls fn with every row as AppendJSON writes it (without a
+// newline), in Each's order. line is fn's only while it runs. Buckets on
+// the batch path are written straight from the column vectors (batchJSON),
+// which costs a fraction of boxing every value into a table.Row (#19);
+// the others go through Each's rows and AppendJSON.
+func (sc *Scanner) EachJSON(ctx context.Context, fn func(line []byte) error) error {
+	rt := sc.read.Fields
+	s := &sink{line: fn}
+	s.row = func(row table.Row) error {
+		var err error
+		if s.buf, err = AppendJSON(s.buf[:0], rt, row); err != nil {
+			return fmt.Errorf("encode row: %w", err)
+		}
+		return fn(s.buf)
+	}
+	if sc.codec != nil {
+		cols := make([]int, len(rt))
+		for j := range cols {
+			cols[j] = sc.codec.ValueCol(j)
+		}
+		s.merged = newBatchJSON(rt, sc.codec.Codec, cols)
+	}
+	if sc.rowCodec != nil {
+		cols := make([]int, len(rt))
+		for j := range cols {
+			cols[j] = j
+		}
+		s.append = newBatchJSON(rt, sc.rowCodec, cols)
+	}
+	return sc.each(ctx, s)
+}
+
+// sink is where a scan's rows go: row takes every row, unless line is set
+// (EachJSON): then the batch paths encode rows with merged (primary-key
+// buckets) or append (append buckets) and pass them to line.
+type sink struct {
+	row            func(table.Row) error
+	line           func([]byte) error
+	merged, append *batchJSON
+	buf            []byte
+}
+
+// lines passes the rows of b that keep (nil: all) accepts to s.line,
+// encoded by e.
+func (s *sink) lines(e *batchJSON, b *datafile.Batch, keep func(i int) bool) error {
+	for i := range b.N {
+		if keep != nil && !keep(i) {
+			continue
+		}
+		var err error
+		if s.buf, err = e.appendRow(s.buf[:0], b, i); err != nil {
+			return fmt.Errorf("encode row: %w", err)
+		}
+		if err := s.line(s.buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (sc *Scanner) each(ctx context.Context, out *sink) error {
 	if sc.fs == nil {
 		return nil
 	}
@@ -131,7 +195,7 @@ func (sc *Scanner) Each(ctx context.Context, fn func(table.Row) error) error {
 			// are invisible until a postponed compaction moves them.
 			continue
 		}
-		if err := sc.bucket(ctx, b, fn); err != nil {
+		if err := sc.bucket(ctx, b, out); err != nil {
 			return fmt.Errorf("scan %s partition %q bucket %d: %w", sc.t.FullName(), partitionPath(sc.fs, b), b.Bucket, err)
 		}
 	}
@@ -151,13 +215,14 @@ func (sc *Scanner) fileSchema(ctx context.Context, id int64) (datafile.Schema, e
 	return datafile.SchemaOf(ctx, sc.t, id)
 }
 
-func (sc *Scanner) bucket(ctx context.Context, b *table.BucketFiles, fn func(table.Row) error) error {
+func (sc *Scanner) bucket(ctx context.Context, b *table.BucketFiles, out *sink) error {
+	fn := out.row
 	dvs, err := sc.deletionVectors(ctx, b)
 	if err != nil {
 		return err
 	}
 	if sc.engine == nil {
-		return sc.appendBucket(ctx, b, dvs, fn)
+		return sc.appendBucket(ctx, b, dvs, out)
 	}
 	var files []*manifest.Entry
 	for i := range b.Files {
@@ -176,7 +241,7 @@ func (sc *Scanner) bucket(ctx context.Context, b *table.BucketFiles, fn func(tab
 		if err != nil {
 			return err
 		}
-		return sc.emitMerged(ctx, it, fn)
+		return sc.emitMerged(ctx, it, out)
 	}
 	r, err := OpenMerged(ctx, sc.t, files, sc.engine, sc.read, sc.fileSchema, dvs, m)
 	if err != nil {
@@ -203,11 +268,15 @@ func (sc *Scanner) bucket(ctx context.Context, b *table.BucketFiles, fn func(tab
 // emitMerged passes the added rows of the merged batches of it to fn, as
 // the record path does with the records of OpenMerged: retractions left
 // after the merge are skipped, values decoded column by column.
-func (sc *Scanner) emitMerged(ctx context.Context, it BatchIterator, fn func(table.Row) error) error {
+func (sc *Scanner) emitMerged(ctx context.Context, it BatchIterator, out *sink) error {
 	kindCol := sc.codec.KindCol()
 	nVal := len(sc.read.Fields)
+	fn := out.row
 	return eachBatch(ctx, it, sc.codec.NewBatch(), func(b *datafile.Batch) error {
 		kinds := b.Cols[kindCol].I32
+		if out.line != nil {
+			return out.lines(out.merged, b, func(i int) bool { return table.RowKind(kinds[i]).IsAdd() })
+		}
 		// One allocation for the batch's rows; fn may keep them.
 		vals := make([]any, b.N*nVal)
 		for i := range b.N {
@@ -350,7 +419,8 @@ func (sc *Scanner) rawBucket(ctx context.Context, files []*manifest.Entry, dvs m
 	}
 }
 
-func (sc *Scanner) appendBucket(ctx context.Context, b *table.BucketFiles, dvs map[string]DeletionVector, fn func(table.Row) error) error {
+func (sc *Scanner) appendBucket(ctx context.Context, b *table.BucketFiles, dvs map[string]DeletionVector, out *sink) error {
+	fn := out.row
 	files := make([]*manifest.Entry, len(b.Files))
 	for i := range b.Files {
 		files[i] = &b.Files[i]
@@ -360,7 +430,7 @@ func (sc *Scanner) appendBucket(ctx context.Context, b *table.BucketFiles, dvs m
 	// cannot write an append table's vectors, so the batch path could not
 	// be tested against them.
 	if sc.rowCodec != nil && !sc.rowPath && len(dvs) == 0 {
-		return sc.emitAppend(ctx, AppendBatches(ctx, sc.t, files, sc.read.Fields, sc.rowCodec, sc.fileSchema), fn)
+		return sc.emitAppend(ctx, AppendBatches(ctx, sc.t, files, sc.read.Fields, sc.rowCodec, sc.fileSchema), out)
 	}
 	for _, e := range files {
 		path, err := sc.t.DataFilePath(e)
@@ -401,8 +471,12 @@ func (sc *Scanner) appendBucket(ctx context.Context, b *table.BucketFiles, dvs m
 }
 
 // emitAppend passes the rows of an append bucket's batches to fn.
-func (sc *Scanner) emitAppend(ctx context.Context, it BatchIterator, fn func(table.Row) error) error {
+func (sc *Scanner) emitAppend(ctx context.Context, it BatchIterator, out *sink) error {
+	fn := out.row
 	return eachBatch(ctx, it, sc.rowCodec.NewBatch(), func(b *datafile.Batch) error {
+		if out.line != nil {
+			return out.lines(out.append, b, nil)
+		}
 		for i := range b.N {
 			row, err := sc.rowCodec.RowAt(b, i)
 			if err != nil {

@@ -51,17 +51,13 @@ func newScanCmd() *cobra.Command {
 			}
 			out := bufio.NewWriterSize(os.Stdout, 1<<16)
 			defer out.Flush()
-			var buf []byte
-			rt := sc.ReadType()
-			return sc.Each(ctx, func(row table.Row) error {
-				var err error
-				buf, err = scan.AppendJSON(buf[:0], rt, row)
-				if err != nil {
-					return fmt.Errorf("encode row: %w", err)
+			// EachJSON writes the batch path's rows straight from the
+			// column vectors (#19); each line is encoded as AppendJSON does.
+			return sc.EachJSON(ctx, func(line []byte) error {
+				if _, err := out.Write(line); err != nil {
+					return err
 				}
-				buf = append(buf, '\n')
-				_, err = out.Write(buf)
-				return err
+				return out.WriteByte('\n')
 			})
 		},
 	}

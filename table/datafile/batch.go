@@ -360,6 +360,8 @@ type Codec struct {
 	narrow []int
 	dec    []decodeFunc
 	enc    []encodeFunc
+	// tsUnit is int64TimestampUnit of INT64 TIMESTAMP columns, 0 for others.
+	tsUnit []int
 	fields table.RowType
 	layout *pqLayout // the Parquet schema compactd writes for fields
 }
@@ -392,6 +394,11 @@ func NewCodec(fields table.RowType) (*Codec, error) {
 			return nil, fmt.Errorf("column %s: %w", f.Name, err)
 		}
 		c.kinds = append(c.kinds, typ.Kind())
+		unit := 0
+		if (f.Type.Root == table.TypeTimestamp || f.Type.Root == table.TypeTimestampLTZ) && typ.Kind() == parquet.Int64 {
+			unit = int64TimestampUnit(f.Type, typ)
+		}
+		c.tsUnit = append(c.tsUnit, unit)
 		switch f.Type.Root {
 		case table.TypeTinyInt:
 			c.narrow = append(c.narrow, 8)
@@ -432,6 +439,21 @@ func (c *Codec) RowAt(b *Batch, i int) (table.Row, error) {
 	}
 	return row, nil
 }
+
+// ColumnValue decodes column j of row i of b (nil for null), as RowAt does.
+func (c *Codec) ColumnValue(b *Batch, i, j int) (any, error) {
+	col := &b.Cols[j]
+	if col.IsNull(i) {
+		return nil, nil
+	}
+	return c.dec[j](col.value(i))
+}
+
+// TimestampUnit is how column j counts time when it holds a TIMESTAMP as
+// Vec.I64: 1 milliseconds, 2 microseconds, 3 nanoseconds since the epoch
+// (as RowAt decodes it); 0 for other columns. Readers that format values
+// straight from the vectors need it.
+func (c *Codec) TimestampUnit(j int) int { return c.tsUnit[j] }
 
 // Kinds is the Kind of each column of the codec's batches.
 func (c *Codec) Kinds() []Kind {
@@ -588,12 +610,11 @@ func (c *KVCodec) KeyAt(b *Batch, i int) (table.Row, error) {
 
 // ValueAt decodes value field j of row i (nil for null).
 func (c *KVCodec) ValueAt(b *Batch, i, j int) (any, error) {
-	col := c.nKey + 2 + j
-	if b.Cols[col].IsNull(i) {
-		return nil, nil
-	}
-	return c.dec[col](b.Cols[col].value(i))
+	return c.ColumnValue(b, i, c.nKey+2+j)
 }
+
+// ValueCol is the batch column of value field j.
+func (c *KVCodec) ValueCol(j int) int { return c.nKey + 2 + j }
 
 // AppendAssembled appends one row built from several source rows: batch
 // column col takes its value from take[from[col]], or is null when

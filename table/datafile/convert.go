@@ -145,17 +145,7 @@ func leafDecoder(t table.DataType, typ parquet.Type) (decodeFunc, error) {
 		case parquet.Int96:
 			return func(v parquet.Value) (any, error) { return timestampFromInt96(v.Int96()), nil }, nil
 		case parquet.Int64:
-			unit := timeUnitOf(typ)
-			if unit == 0 { // no annotation: trust the declared precision
-				unit = 1
-				if t.Precision > 3 {
-					unit = 2
-				}
-				if t.Precision > 6 {
-					unit = 3
-				}
-			}
-			switch unit {
+			switch int64TimestampUnit(t, typ) {
 			case 1:
 				return func(v parquet.Value) (any, error) { return table.Timestamp{Millis: v.Int64()}, nil }, nil
 			case 2:
@@ -167,6 +157,22 @@ func leafDecoder(t table.DataType, typ parquet.Type) (decodeFunc, error) {
 		return bad()
 	}
 	return nil, fmt.Errorf("type %s is not supported in Parquet data files", t)
+}
+
+// int64TimestampUnit is the unit of an INT64 TIMESTAMP leaf of type typ
+// holding values of t: 1 millis, 2 micros, 3 nanos.
+func int64TimestampUnit(t table.DataType, typ parquet.Type) int {
+	unit := timeUnitOf(typ)
+	if unit == 0 { // no annotation: trust the declared precision
+		unit = 1
+		if t.Precision > 3 {
+			unit = 2
+		}
+		if t.Precision > 6 {
+			unit = 3
+		}
+	}
+	return unit
 }
 
 // timestampFromInt96 reads an INT96 timestamp: nanoseconds of the day
