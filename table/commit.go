@@ -415,9 +415,10 @@ func (t *Table) tryCommit(ctx context.Context, latest *Snapshot, ls *TableSchema
 	if err != nil {
 		return nil, written, err
 	}
-	attempted, err := t.writePending(ctx, pending)
-	written = append(written, attempted...)
-	if err != nil {
+	for _, f := range pending {
+		written = append(written, f.path)
+	}
+	if err := t.writePending(ctx, pending); err != nil {
 		return nil, written, err
 	}
 

@@ -11,7 +11,8 @@ package table
 import (
 	"context"
 	"fmt"
-	"sync"
+
+	"github.com/sourcegraph/conc/pool"
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table/manifest"
@@ -57,55 +58,18 @@ func (t *Table) encodeList(metas []manifest.ListEntry, codec manifest.Format, pe
 
 // writePending writes the files side by side, at most
 // commitWriteParallelism at once; the first failure cancels the writes
-// not yet done. It returns every path it attempted, written or not: a
-// write that failed may still have landed (a lost response), and the
-// caller deletes these paths when the attempt fails (deleting a missing
-// file is no error).
-func (t *Table) writePending(ctx context.Context, files []pendingFile) ([]string, error) {
-	attempted := make([]string, 0, len(files))
-	if len(files) == 0 {
-		return attempted, nil
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		mu    sync.Mutex
-		first error
-		wg    sync.WaitGroup
-	)
-	sem := make(chan struct{}, commitWriteParallelism)
+// not yet done. When it fails the caller deletes every pending path: a
+// write that failed may still have landed (a lost response), one never
+// started is missing, and deleting a missing file is no error.
+func (t *Table) writePending(ctx context.Context, files []pendingFile) error {
+	p := pool.New().WithContext(ctx).WithCancelOnError().WithFirstError().WithMaxGoroutines(commitWriteParallelism)
 	for _, f := range files {
-		if ctx.Err() != nil {
-			break
-		}
-		sem <- struct{}{}
-		if ctx.Err() != nil {
-			<-sem
-			break
-		}
-		attempted = append(attempted, f.path)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			err := ctx.Err()
-			if err == nil {
-				err = fileio.WriteFile(ctx, t.fio, f.path, f.data)
+		p.Go(func(ctx context.Context) error {
+			if err := fileio.WriteFile(ctx, t.fio, f.path, f.data); err != nil {
+				return fmt.Errorf("commit to %s: write %s %s: %w", t.FullName(), f.what, f.path, err)
 			}
-			if err != nil {
-				mu.Lock()
-				if first == nil {
-					first = fmt.Errorf("commit to %s: write %s %s: %w", t.FullName(), f.what, f.path, err)
-				}
-				mu.Unlock()
-				cancel()
-			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
-	if first == nil && len(attempted) < len(files) {
-		// The caller's context ended before every file was started.
-		first = fmt.Errorf("commit to %s: %w", t.FullName(), ctx.Err())
-	}
-	return attempted, first
+	return p.Wait()
 }

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/sourcegraph/conc/pool"
+
 	"github.com/compactd/compactd/table/manifest"
 )
 
@@ -139,24 +141,17 @@ func (b *BucketFiles) MaxLevel() int32 {
 func (t *Table) DataManifests(ctx context.Context, s *Snapshot) ([]manifest.ListEntry, error) {
 	names := [2]string{s.BaseManifestList, s.DeltaManifestList}
 	var lists [2][]manifest.ListEntry
-	var errs [2]error
-	var wg sync.WaitGroup
+	p := pool.New().WithContext(ctx).WithCancelOnError().WithFirstError()
 	for i := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lists[i], errs[i] = manifest.ReadList(ctx, t.fio, t.paths.ManifestPath(names[i]))
-		}()
+		p.Go(func(ctx context.Context) (err error) {
+			lists[i], err = manifest.ReadList(ctx, t.fio, t.paths.ManifestPath(names[i]))
+			return err
+		})
 	}
-	wg.Wait()
-	out := make([]manifest.ListEntry, 0, len(lists[0])+len(lists[1]))
-	for i := range names {
-		if errs[i] != nil {
-			return nil, fmt.Errorf("table %s snapshot %d: %w", t.path, s.ID, errs[i])
-		}
-		out = append(out, lists[i]...)
+	if err := p.Wait(); err != nil {
+		return nil, fmt.Errorf("table %s snapshot %d: %w", t.path, s.ID, err)
 	}
-	return out, nil
+	return append(slices.Clip(lists[0]), lists[1]...), nil
 }
 
 // ChangelogManifests reads the snapshot's changelog manifest list (nil

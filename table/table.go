@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sourcegraph/conc/pool"
+
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table/manifest"
 )
@@ -113,23 +115,17 @@ func OpenPath(ctx context.Context, fio fileio.FileIO, tablePath string) (*Table,
 	// The schemas are read side by side (an evolved table's on an object
 	// store: one round trip, not one per schema).
 	schemas := make([]*TableSchema, len(ids))
-	errs := make([]error, len(ids))
-	sem := make(chan struct{}, schemaReadParallelism)
-	var wg sync.WaitGroup
+	p := pool.New().WithContext(ctx).WithCancelOnError().WithFirstError().WithMaxGoroutines(schemaReadParallelism)
 	for i, id := range ids {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			schemas[i], errs[i] = t.readSchema(ctx, id)
-		}()
+		p.Go(func(ctx context.Context) (err error) {
+			schemas[i], err = t.readSchema(ctx, id)
+			return err
+		})
 	}
-	wg.Wait()
+	if err := p.Wait(); err != nil {
+		return nil, fmt.Errorf("open table %s: %w", tablePath, err)
+	}
 	for i, id := range ids {
-		if errs[i] != nil {
-			return nil, fmt.Errorf("open table %s: %w", tablePath, errs[i])
-		}
 		t.schemas[id] = schemas[i]
 	}
 	t.schemaIDs = ids
