@@ -31,7 +31,8 @@ func (w *Writer) BeginRows(n int) (int, error) {
 	if n <= 0 {
 		return 0, nil
 	}
-	if stride := uint64(w.opts.RowIndexStride); stride > 0 {
+	if w.opts.RowIndexStride > 0 { // negative: no row index, one group
+		stride := uint64(w.opts.RowIndexStride)
 		if w.rows > 0 && w.rows%stride == 0 {
 			for _, c := range w.cols {
 				if err := w.endGroup(c); err != nil {

@@ -76,80 +76,84 @@ func TestColumnRunsWriteTheRowsFile(t *testing.T) {
 		data = append(data, strings.Repeat(string(rune('a'+rng.IntN(26))), rng.IntN(5))...)
 		offs = append(offs, uint32(len(data)))
 	}
-	opts := WriterOptions{Compression: CompressionZstd, RowIndexStride: 500}
+	// With a row index (runs stop at its groups' ends) and without one
+	// (orc.row.index.stride=0: one group per stripe).
+	for _, stride := range []int{500, -1} {
+		opts := WriterOptions{Compression: CompressionZstd, RowIndexStride: stride}
 
-	var want bytes.Buffer
-	w, err := NewWriter(&want, runSchema(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range rows {
-		ts := func(x, per int64) Time {
-			s, f := x/per, x%per
-			if f < 0 {
-				s, f = s-1, f+per
-			}
-			return Time{Secs: s, Nanos: int32(f * (1e9 / per))}
-		}
-		row := []any{int64(by[i]), int64(sh[i]), int64(in[i]), lo[i], int64(da[i]), bo[i], float64(fl[i]), do[i],
-			string(data[offs[i]:offs[i+1]]), data[offs[i]:offs[i+1]],
-			Dec{Unscaled: big.NewInt(int64(d9[i])), Scale: 2}, Dec{Unscaled: big.NewInt(d18[i]), Scale: 4},
-			Dec{Unscaled: big.NewInt(d30[i]), Scale: 3}, ts(tms[i], 1000), ts(tus[i], 1e6)}
-		for c := range row {
-			if null[c][i] {
-				row[c] = nil
-			}
-		}
-		if err := w.Write(row); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	var got bytes.Buffer
-	w, err = NewWriter(&got, runSchema(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < rows; {
-		n, err := w.BeginRows(min(rows-i, 1+rng.IntN(300)))
+		var want bytes.Buffer
+		w, err := NewWriter(&want, runSchema(), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		nl := func(c int) []bool { return null[c][i:] }
-		for _, err := range []error{
-			w.PutInt32s(0, n, by[i:], nl(0)),
-			w.PutInt32s(1, n, sh[i:], nl(1)),
-			w.PutInt32s(2, n, in[i:], nl(2)),
-			w.PutInts(3, n, lo[i:], nl(3)),
-			w.PutInt32s(4, n, da[i:], nl(4)),
-			w.PutBools(5, n, bo[i:], nl(5)),
-			w.PutFloat32s(6, n, fl[i:], nl(6)),
-			w.PutFloat64s(7, n, do[i:], nl(7)),
-			w.PutByteArrays(8, n, data, offs[i:i+n+1], nl(8)),
-			w.PutByteArrays(9, n, data, offs[i:i+n+1], nl(9)),
-			w.PutDecimal32s(10, n, d9[i:], nl(10)),
-			w.PutDecimal64s(11, n, d18[i:], nl(11)),
-			w.PutDecimal64s(12, n, d30[i:], nl(12)),
-			w.PutTimestamps(13, n, tms[i:], 1000, nl(13)),
-			w.PutTimestamps(14, n, tus[i:], 1e6, nl(14)),
-		} {
-			if err != nil {
+		for i := range rows {
+			ts := func(x, per int64) Time {
+				s, f := x/per, x%per
+				if f < 0 {
+					s, f = s-1, f+per
+				}
+				return Time{Secs: s, Nanos: int32(f * (1e9 / per))}
+			}
+			row := []any{int64(by[i]), int64(sh[i]), int64(in[i]), lo[i], int64(da[i]), bo[i], float64(fl[i]), do[i],
+				string(data[offs[i]:offs[i+1]]), data[offs[i]:offs[i+1]],
+				Dec{Unscaled: big.NewInt(int64(d9[i])), Scale: 2}, Dec{Unscaled: big.NewInt(d18[i]), Scale: 4},
+				Dec{Unscaled: big.NewInt(d30[i]), Scale: 3}, ts(tms[i], 1000), ts(tus[i], 1e6)}
+			for c := range row {
+				if null[c][i] {
+					row[c] = nil
+				}
+			}
+			if err := w.Write(row); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := w.EndRows(n); err != nil {
+		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		i += n
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got.Bytes(), want.Bytes()) {
-		t.Fatalf("column runs wrote %d bytes unlike the rows' %d", got.Len(), want.Len())
+
+		var got bytes.Buffer
+		w, err = NewWriter(&got, runSchema(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < rows; {
+			n, err := w.BeginRows(min(rows-i, 1+rng.IntN(300)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			nl := func(c int) []bool { return null[c][i:] }
+			for _, err := range []error{
+				w.PutInt32s(0, n, by[i:], nl(0)),
+				w.PutInt32s(1, n, sh[i:], nl(1)),
+				w.PutInt32s(2, n, in[i:], nl(2)),
+				w.PutInts(3, n, lo[i:], nl(3)),
+				w.PutInt32s(4, n, da[i:], nl(4)),
+				w.PutBools(5, n, bo[i:], nl(5)),
+				w.PutFloat32s(6, n, fl[i:], nl(6)),
+				w.PutFloat64s(7, n, do[i:], nl(7)),
+				w.PutByteArrays(8, n, data, offs[i:i+n+1], nl(8)),
+				w.PutByteArrays(9, n, data, offs[i:i+n+1], nl(9)),
+				w.PutDecimal32s(10, n, d9[i:], nl(10)),
+				w.PutDecimal64s(11, n, d18[i:], nl(11)),
+				w.PutDecimal64s(12, n, d30[i:], nl(12)),
+				w.PutTimestamps(13, n, tms[i:], 1000, nl(13)),
+				w.PutTimestamps(14, n, tus[i:], 1e6, nl(14)),
+			} {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.EndRows(n); err != nil {
+				t.Fatal(err)
+			}
+			i += n
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Fatalf("row index stride %d: column runs wrote %d bytes unlike the rows' %d", stride, got.Len(), want.Len())
+		}
 	}
 }
 
