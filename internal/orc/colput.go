@@ -61,6 +61,8 @@ func (w *Writer) EndRows(n int) error {
 	}
 	w.rows += uint64(n)
 	w.total += uint64(n)
+	// The row cap keeps stripes of tiny rows (a lone BOOLEAN column) well
+	// inside what readers take (this package's reader: 1<<26 rows).
 	if w.buffered >= w.opts.StripeSize || w.rows >= maxWriteStripeRows {
 		return w.flushStripe()
 	}

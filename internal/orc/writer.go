@@ -226,42 +226,12 @@ func (w *Writer) Write(row []any) error {
 // call per top-level field, in order) and ended with EndRow: the same file
 // as Write, without a Go value per field.
 func (w *Writer) BeginRow() error {
-	if w.err != nil {
-		return w.err
-	}
-	if w.closed {
-		return errors.New("orc writer: closed")
-	}
-	if w.opts.RowIndexStride > 0 && w.rows > 0 && w.rows%uint64(w.opts.RowIndexStride) == 0 {
-		for _, c := range w.cols {
-			if err := w.endGroup(c); err != nil {
-				w.err = fmt.Errorf("orc writer: column %d: %w", c.id, err)
-				return w.err
-			}
-			c.marks = append(c.marks, c.n)
-			c.groups = append(c.groups, newColStats(c.t))
-		}
-	}
-	w.root.present = append(w.root.present, true)
-	w.root.n++
-	w.groupStats(w.root).n++
-	return nil
+	_, err := w.BeginRows(1)
+	return err
 }
 
 // EndRow ends a row begun with BeginRow, flushing the stripe when full.
-func (w *Writer) EndRow() error {
-	if w.err != nil {
-		return w.err
-	}
-	w.rows++
-	w.total++
-	// The row cap keeps stripes of tiny rows (a lone BOOLEAN column) well
-	// inside what readers take (this package's reader: 1<<26 rows).
-	if w.buffered >= w.opts.StripeSize || w.rows >= maxWriteStripeRows {
-		return w.flushStripe()
-	}
-	return nil
-}
+func (w *Writer) EndRow() error { return w.EndRows(1) }
 
 // fail records the error of top-level field k: a half-added row leaves
 // columns of different lengths, so the writer is unusable after it.
