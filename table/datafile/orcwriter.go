@@ -339,9 +339,7 @@ type orcPut uint8
 const (
 	orcPutValue orcPut = iota
 	orcPutBool
-	orcPutI8  // TINYINT in Vec.I32
-	orcPutI16 // SMALLINT in Vec.I32
-	orcPutI32 // INT, DATE, TIME in Vec.I32
+	orcPutI32 // TINYINT, SMALLINT, INT, DATE, TIME in Vec.I32 (the ORC writer range-checks)
 	orcPutI64
 	orcPutF32
 	orcPutF64
@@ -356,11 +354,8 @@ func orcPutOf(t table.DataType, k parquet.Kind) orcPut {
 	switch {
 	case t.Root == table.TypeBoolean && k == parquet.Boolean:
 		return orcPutBool
-	case t.Root == table.TypeTinyInt && k == parquet.Int32:
-		return orcPutI8
-	case t.Root == table.TypeSmallInt && k == parquet.Int32:
-		return orcPutI16
-	case (t.Root == table.TypeInt || t.Root == table.TypeDate || t.Root == table.TypeTime) && k == parquet.Int32:
+	case (t.Root == table.TypeTinyInt || t.Root == table.TypeSmallInt || t.Root == table.TypeInt ||
+		t.Root == table.TypeDate || t.Root == table.TypeTime) && k == parquet.Int32:
 		return orcPutI32
 	case t.Root == table.TypeBigInt && k == parquet.Int64:
 		return orcPutI64
@@ -434,7 +429,7 @@ func (w *orcFileWriter) putRun(col *Vec, c, i, n int) error {
 	switch w.puts[c] {
 	case orcPutBool:
 		return w.w.PutBools(c, n, col.Bool[i:], null)
-	case orcPutI8, orcPutI16, orcPutI32:
+	case orcPutI32:
 		return w.w.PutInt32s(c, n, col.I32[i:], null)
 	case orcPutI64:
 		return w.w.PutInts(c, n, col.I64[i:], null)
