@@ -123,7 +123,7 @@ const (
 // through time as before. TestAppendUTCMatchesTime compares the two.
 func appendUTC(dst []byte, sec, nsec int64, clock bool) []byte {
 	days := javacompat.FloorDiv(sec, 86400)
-	y, m, d := civil(days)
+	y, m, d := javacompat.CivilFromDays(days)
 	if y < 0 || y > 9999 || nsec < 0 || nsec >= 1e9 {
 		layout := dateLayout
 		if clock {
@@ -133,9 +133,9 @@ func appendUTC(dst []byte, sec, nsec int64, clock bool) []byte {
 	}
 	dst = appendDigits(dst, y, 4)
 	dst = append(dst, '-')
-	dst = appendDigits(dst, m, 2)
+	dst = appendDigits(dst, int64(m), 2)
 	dst = append(dst, '-')
-	dst = appendDigits(dst, d, 2)
+	dst = appendDigits(dst, int64(d), 2)
 	if !clock {
 		return dst
 	}
@@ -161,28 +161,6 @@ func appendDigits(dst []byte, v int64, width int) []byte {
 		v /= 10
 	}
 	return dst
-}
-
-// civil is the proleptic Gregorian year, month and day of the day days
-// after 1970-01-01 (Howard Hinnant's civil_from_days), as package time
-// counts them.
-func civil(days int64) (y, m, d int64) {
-	z := days + 719468
-	era := javacompat.FloorDiv(z, 146097)
-	doe := z - era*146097                                  // [0, 146096]
-	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // [0, 399]
-	doy := doe - (365*yoe + yoe/4 - yoe/100)               // [0, 365]
-	mp := (5*doy + 2) / 153                                // [0, 11], from March
-	d = doy - (153*mp+2)/5 + 1
-	m = mp + 3
-	if m > 12 {
-		m -= 12
-	}
-	y = yoe + era*400
-	if m <= 2 {
-		y++
-	}
-	return y, m, d
 }
 
 // AppendValue appends one value of type t in the canonical JSON form.

@@ -3,6 +3,7 @@ package javacompat
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 func TestFloorDivAndMod(t *testing.T) {
@@ -132,6 +133,16 @@ func TestSQLTimestampMatchesFormatTimestamp(t *testing.T) {
 			if a, b := FormatSQLTimestamp(ms, nano, p), FormatTimestamp(ms, nano, p); a != b {
 				t.Fatalf("millis %d nano %d p %d: FormatSQLTimestamp %q, FormatTimestamp %q", ms, nano, p, a, b)
 			}
+		}
+	}
+}
+
+func TestCivilFromDaysMatchesTime(t *testing.T) {
+	for d := int64(-3_000_000); d <= 3_000_000; d += 7 {
+		tm := time.Unix(d*86400, 0).UTC()
+		y, m, dd := CivilFromDays(d)
+		if y != int64(tm.Year()) || m != int(tm.Month()) || dd != tm.Day() {
+			t.Fatalf("day %d: %d-%d-%d, time says %s", d, y, m, dd, tm.Format("2006-01-02"))
 		}
 	}
 }
