@@ -254,6 +254,7 @@ type orcFileWriter struct {
 	rows   int64
 	closed bool
 	decs   []decodeFunc // batch column decoders, set by the first batch
+	perSec []int64      // parts of a second an INT64 TIMESTAMP batch column counts (initBatch)
 	puts   []orcPut     // how each batch column is written, set by the first batch
 }
 
@@ -327,6 +328,13 @@ func (w *orcFileWriter) initBatch(fields table.RowType) error {
 			return fmt.Errorf("data file %s: column %s: %w", w.path, f.Name, err)
 		}
 		w.decs = append(w.decs, dec)
+		// Seconds' parts of an INT64 TIMESTAMP column, by the unit the
+		// codec's batches count it in (int64TimestampUnit, as Codec).
+		var perSec int64
+		if (f.Type.Root == table.TypeTimestamp || f.Type.Root == table.TypeTimestampLTZ) && leaf.Node.Type().Kind() == parquet.Int64 {
+			perSec = [...]int64{1: 1_000, 2: 1_000_000, 3: 1_000_000_000}[int64TimestampUnit(f.Type, leaf.Node.Type())]
+		}
+		w.perSec = append(w.perSec, perSec)
 	}
 	return nil
 }
@@ -344,10 +352,9 @@ const (
 	orcPutF32
 	orcPutF64
 	orcPutBytes
-	orcPutDecI32   // DECIMAL(p <= 9): unscaled in Vec.I32
-	orcPutDecI64   // DECIMAL(p <= 18): unscaled in Vec.I64
-	orcPutTsMillis // TIMESTAMP(p <= 3): milliseconds in Vec.I64
-	orcPutTsMicros // TIMESTAMP(p <= 6): microseconds in Vec.I64
+	orcPutDecI32 // DECIMAL(p <= 9): unscaled in Vec.I32
+	orcPutDecI64 // DECIMAL(p <= 18): unscaled in Vec.I64
+	orcPutTs     // TIMESTAMP in Vec.I64, in the unit of orcFileWriter.perSec
 )
 
 func orcPutOf(t table.DataType, k parquet.Kind) orcPut {
@@ -369,10 +376,8 @@ func orcPutOf(t table.DataType, k parquet.Kind) orcPut {
 		return orcPutDecI32
 	case t.Root == table.TypeDecimal && k == parquet.Int64:
 		return orcPutDecI64
-	case (t.Root == table.TypeTimestamp || t.Root == table.TypeTimestampLTZ) && k == parquet.Int64 && t.Precision <= 3:
-		return orcPutTsMillis
-	case (t.Root == table.TypeTimestamp || t.Root == table.TypeTimestampLTZ) && k == parquet.Int64 && t.Precision <= 6:
-		return orcPutTsMicros
+	case (t.Root == table.TypeTimestamp || t.Root == table.TypeTimestampLTZ) && k == parquet.Int64:
+		return orcPutTs
 	}
 	return orcPutValue
 }
@@ -443,10 +448,8 @@ func (w *orcFileWriter) putRun(col *Vec, c, i, n int) error {
 		return w.w.PutDecimal32s(c, n, col.I32[i:], null)
 	case orcPutDecI64:
 		return w.w.PutDecimal64s(c, n, col.I64[i:], null)
-	case orcPutTsMillis:
-		return w.w.PutTimestamps(c, n, col.I64[i:], 1000, null)
-	case orcPutTsMicros:
-		return w.w.PutTimestamps(c, n, col.I64[i:], 1000000, null)
+	case orcPutTs:
+		return w.w.PutTimestamps(c, n, col.I64[i:], w.perSec[c], null)
 	}
 	for r := i; r < i+n; r++ {
 		if col.IsNull(r) {
