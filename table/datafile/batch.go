@@ -253,9 +253,7 @@ func (b *Batch) AppendTake(take []Take) error {
 	for c := range b.Cols {
 		d := &b.Cols[c]
 		if d.Null != nil {
-			base := len(d.Null)
-			d.Null = extend(d.Null, n)
-			dst := d.Null[base:]
+			dst := grow(&d.Null, n)
 			for _, g := range groups {
 				src := g.src.Cols[c].Null
 				if src == nil {
@@ -271,17 +269,17 @@ func (b *Batch) AppendTake(take []Take) error {
 		}
 		switch d.Kind {
 		case parquet.Boolean:
-			d.Bool = scatter(d.Bool, n, groups, func(v *Vec) []bool { return v.Bool }, c)
+			scatter(&d.Bool, n, groups, func(v *Vec) []bool { return v.Bool }, c)
 		case parquet.Int32:
-			d.I32 = scatter(d.I32, n, groups, func(v *Vec) []int32 { return v.I32 }, c)
+			scatter(&d.I32, n, groups, func(v *Vec) []int32 { return v.I32 }, c)
 		case parquet.Int64:
-			d.I64 = scatter(d.I64, n, groups, func(v *Vec) []int64 { return v.I64 }, c)
+			scatter(&d.I64, n, groups, func(v *Vec) []int64 { return v.I64 }, c)
 		case parquet.Int96:
-			d.I96 = scatter(d.I96, n, groups, func(v *Vec) []deprecated.Int96 { return v.I96 }, c)
+			scatter(&d.I96, n, groups, func(v *Vec) []deprecated.Int96 { return v.I96 }, c)
 		case parquet.Float:
-			d.F32 = scatter(d.F32, n, groups, func(v *Vec) []float32 { return v.F32 }, c)
+			scatter(&d.F32, n, groups, func(v *Vec) []float32 { return v.F32 }, c)
 		case parquet.Double:
-			d.F64 = scatter(d.F64, n, groups, func(v *Vec) []float64 { return v.F64 }, c)
+			scatter(&d.F64, n, groups, func(v *Vec) []float64 { return v.F64 }, c)
 		case parquet.ByteArray, parquet.FixedLenByteArray:
 			for _, t := range take {
 				s := &t.Src.Cols[c]
@@ -330,24 +328,16 @@ func (b *Batch) groupTakes(take []Take) []takeGroup {
 	return g
 }
 
-// extend lengthens s by n entries (their values unset).
-func extend[T any](s []T, n int) []T {
-	return slices.Grow(s, n)[:len(s)+n]
-}
-
-// scatter appends n entries to column c's slice dst: each
+// scatter appends n entries to column c's slice *dst: each
 // group's source values (col of the source's column c) go to their slots.
-func scatter[T any](dst []T, n int, groups []takeGroup, col func(*Vec) []T, c int) []T {
-	base := len(dst)
-	dst = extend(dst, n)
-	out := dst[base:]
+func scatter[T any](dst *[]T, n int, groups []takeGroup, col func(*Vec) []T, c int) {
+	out := grow(dst, n)
 	for _, g := range groups {
 		src := col(&g.src.Cols[c])
 		for k, j := range g.at {
 			out[j] = src[g.rows[k]]
 		}
 	}
-	return dst
 }
 
 // Codec describes the columns of a flat file layout for batches: their
