@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/compactd/compactd/table"
 	"github.com/parquet-go/parquet-go"
@@ -21,6 +22,7 @@ type batchState struct {
 	optional []bool
 	vals     []parquet.Value
 	scratch  [][]parquet.Value // per encoding worker
+	order    []int             // columns in the order workers take them (encodeOrder)
 }
 
 func (w *pqWriter) initBatch(fields table.RowType) error {
@@ -128,20 +130,30 @@ const (
 )
 
 // writeColumnsParallel is the column loop of writeBatch on several
-// goroutines: worker g encodes columns g, g+workers, ...
+// goroutines. Each worker takes the next column of w.bs.order until none
+// is left, so one expensive column does not leave the other workers idle
+// at the join: with a fixed split (worker g encoding columns g, g+workers,
+// ...) the wide benchmark table's four VARCHAR columns, whose dictionary
+// inserts cost the most, all fell to one of two workers.
 func (w *pqWriter) writeColumnsParallel(b *Batch, from, to int, cws []*parquet.ColumnWriter, workers int) error {
 	if len(w.bs.scratch) < workers {
 		w.bs.scratch = make([][]parquet.Value, workers)
 	}
+	order := w.bs.encodeOrder()
 	errs := make([]error, workers)
 	sizes := make([]int64, workers)
+	var next atomic.Int32
 	var wg sync.WaitGroup
 	work := func(g int) {
 		vals := w.bs.scratch[g][:0]
-		for c := g; c < len(b.Cols); c += workers {
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= len(order) {
+				break
+			}
 			var err error
 			var size int64
-			vals, size, err = w.writeColumn(b, from, to, cws, c, vals[:0])
+			vals, size, err = w.writeColumn(b, from, to, cws, order[i], vals[:0])
 			sizes[g] += size
 			if err != nil {
 				errs[g] = err
@@ -164,6 +176,31 @@ func (w *pqWriter) writeColumnsParallel(b *Batch, from, to int, cws []*parquet.C
 		w.buffered += n
 	}
 	return errors.Join(errs...)
+}
+
+// encodeOrder is the order parallel workers take columns in: the costliest
+// kinds first (byte arrays, with their dictionary inserts and variable
+// lengths, then the 8- and 12-byte kinds), so the last columns taken are
+// cheap and the workers finish close together. Within a kind, file order.
+func (bs *batchState) encodeOrder() []int {
+	if len(bs.order) == len(bs.kinds) {
+		return bs.order
+	}
+	cost := func(k parquet.Kind) int {
+		switch k {
+		case parquet.ByteArray, parquet.FixedLenByteArray:
+			return 0
+		case parquet.Int64, parquet.Double, parquet.Int96:
+			return 1
+		}
+		return 2
+	}
+	bs.order = make([]int, len(bs.kinds))
+	for i := range bs.order {
+		bs.order[i] = i
+	}
+	slices.SortStableFunc(bs.order, func(a, b int) int { return cost(bs.kinds[a]) - cost(bs.kinds[b]) })
+	return bs.order
 }
 
 // appendPQValues appends rows [from, to) of v as leveled Parquet values of

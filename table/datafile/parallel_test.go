@@ -8,10 +8,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/compactd/compactd/fileio"
 	"github.com/compactd/compactd/table"
+	"github.com/parquet-go/parquet-go"
 )
 
 // Columns encoded on several goroutines give the very bytes one goroutine
@@ -93,5 +95,22 @@ func TestParallelColumnEncodingWritesTheSameBytes(t *testing.T) {
 	serial, parallel := write(1), write(4)
 	if !bytes.Equal(serial, parallel) {
 		t.Fatalf("files differ: serial %d bytes, parallel %d bytes", len(serial), len(parallel))
+	}
+}
+
+// Parallel workers take byte-array columns first, then the 8- and 12-byte
+// kinds, then the rest, each group in file order: the last columns left
+// when a worker finishes are the cheap ones.
+func TestEncodeOrderTakesTheCostliestKindsFirst(t *testing.T) {
+	bs := &batchState{kinds: []parquet.Kind{
+		parquet.Int64, parquet.Int32, parquet.ByteArray, parquet.Boolean,
+		parquet.Double, parquet.FixedLenByteArray, parquet.Int96, parquet.ByteArray,
+	}}
+	want := []int{2, 5, 7, 0, 4, 6, 1, 3}
+	if got := bs.encodeOrder(); !slices.Equal(got, want) {
+		t.Fatalf("encode order %v, want %v", got, want)
+	}
+	if got := bs.encodeOrder(); !slices.Equal(got, want) {
+		t.Fatalf("second call: %v, want %v", got, want)
 	}
 }
