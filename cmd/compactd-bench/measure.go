@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/compactd/compactd/fileio"
@@ -156,6 +157,11 @@ func copyDir(ctx context.Context, src, dst string) error {
 	if err != nil {
 		return fmt.Errorf("cp -a %s %s: %w: %s", src, dst, err, out)
 	}
+	// Write the copy back before the measured run: left dirty, its
+	// writeback competes with the run's own writes, and a profile of the
+	// wide table charged the output's write(2) calls 2.4x the CPU (0.52 s
+	// against 0.22 s of 3.3 s) when the copy had not been synced.
+	syscall.Sync()
 	return nil
 }
 
