@@ -12,7 +12,7 @@
 //	compactd-bench genplan -warehouse W -table db.t -buckets B -files F
 //	compactd-bench genorphan -warehouse W -table db.t -buckets B -files F -orphans O
 //	compactd-bench plan   -warehouse W -table db.t [-n 3]
-//	compactd-bench compact -warehouse W -table db.t [-full=false] [-cpuprofile F] [-memprofile F]
+//	compactd-bench compact -warehouse W -table db.t [-full=false] [-cpuprofile F] [-memprofile F] [-trace F]
 //	compactd-bench upload -src DIR -dst s3://bucket/prefix
 //	compactd-bench run    [flags]   (see -h)
 package main
@@ -27,6 +27,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"time"
 
@@ -210,6 +211,7 @@ func run(ctx context.Context, args []string) error {
 		cpu := fl.String("cpuprofile", "", "write a CPU profile here")
 		heap := fl.String("memprofile", "", "write a heap (alloc) profile here at the end")
 		peak := fl.String("peakprofile", "", "write the heap profile taken near the peak of the live heap here")
+		traceOut := fl.String("trace", "", "write a runtime execution trace here (go tool trace: which goroutines keep the cores busy)")
 		rowPath := fl.Bool("row-path", false, "merge record by record (the batch path's reference)")
 		full := fl.Bool("full", true, "full compaction (false: compactd's own pick, e.g. the lookup compaction of level 0)")
 		if err := fl.Parse(args); err != nil {
@@ -229,6 +231,17 @@ func run(ctx context.Context, args []string) error {
 				return err
 			}
 			defer pprof.StopCPUProfile()
+		}
+		if *traceOut != "" {
+			f, err := os.Create(*traceOut)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if err := trace.Start(f); err != nil {
+				return err
+			}
+			defer trace.Stop()
 		}
 		if *peak != "" {
 			stop := watchPeak(*peak)
