@@ -13,6 +13,7 @@
 //	compactd-bench genorphan -warehouse W -table db.t -buckets B -files F -orphans O
 //	compactd-bench plan   -warehouse W -table db.t [-n 3]
 //	compactd-bench compact -warehouse W -table db.t [-full=false] [-cpuprofile F] [-memprofile F] [-trace F]
+//	compactd-bench scan   -warehouse W -table db.t [-cpuprofile F]
 //	compactd-bench upload -src DIR -dst s3://bucket/prefix
 //	compactd-bench run    [flags]   (see -h)
 package main
@@ -23,6 +24,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime"
@@ -33,6 +35,7 @@ import (
 
 	"github.com/compactd/compactd/compact"
 	"github.com/compactd/compactd/fileio"
+	"github.com/compactd/compactd/scan"
 	"github.com/compactd/compactd/table"
 )
 
@@ -206,6 +209,35 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		return out.Encode(map[string]any{"files": n})
+	case "scan":
+		// compactd scan's work (every row as a JSON line, to a discarding
+		// writer) in this process, for profiling.
+		cpu := fl.String("cpuprofile", "", "write a CPU profile here")
+		if err := fl.Parse(args); err != nil {
+			return err
+		}
+		t, err := open()
+		if err != nil {
+			return err
+		}
+		stop, err := startRecording(*cpu, pprof.StartCPUProfile, pprof.StopCPUProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		sc, err := scan.New(ctx, t, nil)
+		if err != nil {
+			return err
+		}
+		var rows, bytes int64
+		if err := sc.EachJSON(ctx, func(line []byte) error {
+			rows++
+			bytes += int64(len(line)) + 1
+			return nil
+		}); err != nil {
+			return err
+		}
+		return out.Encode(map[string]any{"rows": rows, "bytes": bytes})
 	case "compact":
 		// compactd's compaction in this process, for profiling.
 		cpu := fl.String("cpuprofile", "", "write a CPU profile here")
@@ -221,28 +253,16 @@ func run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		if *cpu != "" {
-			f, err := os.Create(*cpu)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			if err := pprof.StartCPUProfile(f); err != nil {
-				return err
-			}
-			defer pprof.StopCPUProfile()
+		stopCPU, err := startRecording(*cpu, pprof.StartCPUProfile, pprof.StopCPUProfile)
+		if err != nil {
+			return err
 		}
-		if *traceOut != "" {
-			f, err := os.Create(*traceOut)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			if err := trace.Start(f); err != nil {
-				return err
-			}
-			defer trace.Stop()
+		defer stopCPU()
+		stopTrace, err := startRecording(*traceOut, trace.Start, trace.Stop)
+		if err != nil {
+			return err
 		}
+		defer stopTrace()
 		if *peak != "" {
 			stop := watchPeak(*peak)
 			defer stop()
@@ -269,4 +289,25 @@ func run(ctx context.Context, args []string) error {
 		return runAll(ctx, fl, args)
 	}
 	return fmt.Errorf("unknown verb %q", verb)
+}
+
+// startRecording creates path and starts a recording into it (a CPU profile,
+// an execution trace); the returned stop ends it and closes the file. An
+// empty path records nothing.
+func startRecording(path string, start func(io.Writer) error, stop func()) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		stop()
+		f.Close()
+	}, nil
 }
