@@ -22,7 +22,7 @@ type batchState struct {
 	optional []bool
 	vals     []parquet.Value
 	scratch  [][]parquet.Value // per encoding worker
-	order    []int             // columns in the order workers take them (encodeOrder)
+	order    []int             // columns in the order parallel workers take them (encodeOrder)
 }
 
 func (w *pqWriter) initBatch(fields table.RowType) error {
@@ -47,6 +47,7 @@ func (w *pqWriter) initBatch(fields table.RowType) error {
 		bs.kinds = append(bs.kinds, leaf.Node.Type().Kind())
 		bs.optional = append(bs.optional, leaf.Node.Optional())
 	}
+	bs.order = encodeOrder(bs.kinds)
 	w.bs = bs
 	return nil
 }
@@ -139,7 +140,7 @@ func (w *pqWriter) writeColumnsParallel(b *Batch, from, to int, cws []*parquet.C
 	if len(w.bs.scratch) < workers {
 		w.bs.scratch = make([][]parquet.Value, workers)
 	}
-	order := w.bs.encodeOrder()
+	order := w.bs.order
 	errs := make([]error, workers)
 	sizes := make([]int64, workers)
 	var next atomic.Int32
@@ -178,14 +179,12 @@ func (w *pqWriter) writeColumnsParallel(b *Batch, from, to int, cws []*parquet.C
 	return errors.Join(errs...)
 }
 
-// encodeOrder is the order parallel workers take columns in: the costliest
-// kinds first (byte arrays, with their dictionary inserts and variable
-// lengths, then the 8- and 12-byte kinds), so the last columns taken are
-// cheap and the workers finish close together. Within a kind, file order.
-func (bs *batchState) encodeOrder() []int {
-	if len(bs.order) == len(bs.kinds) {
-		return bs.order
-	}
+// encodeOrder is the order parallel workers take the columns of these
+// kinds in: the costliest kinds first (byte arrays, with their dictionary
+// inserts and variable lengths, then the 8- and 12-byte kinds), so the last
+// columns taken are cheap and the workers finish close together. Within a
+// kind, file order.
+func encodeOrder(kinds []parquet.Kind) []int {
 	cost := func(k parquet.Kind) int {
 		switch k {
 		case parquet.ByteArray, parquet.FixedLenByteArray:
@@ -195,12 +194,12 @@ func (bs *batchState) encodeOrder() []int {
 		}
 		return 2
 	}
-	bs.order = make([]int, len(bs.kinds))
-	for i := range bs.order {
-		bs.order[i] = i
+	order := make([]int, len(kinds))
+	for i := range order {
+		order[i] = i
 	}
-	slices.SortStableFunc(bs.order, func(a, b int) int { return cost(bs.kinds[a]) - cost(bs.kinds[b]) })
-	return bs.order
+	slices.SortStableFunc(order, func(a, b int) int { return cost(kinds[a]) - cost(kinds[b]) })
+	return order
 }
 
 // appendPQValues appends rows [from, to) of v as leveled Parquet values of
